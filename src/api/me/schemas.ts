@@ -1,0 +1,28 @@
+import { Type } from '@sinclair/typebox';
+import { responses } from '../common.js';
+
+export const OrganizationRef = Type.Object(
+  { id: Type.String({ description: 'Organization identifier (prefix `org_`).' }), name: Type.String() },
+  { title: 'OrganizationRef' },
+);
+
+export const Me = Type.Object(
+  {
+    id: Type.String({ description: 'User identifier (prefix `user_`).' }),
+    name: Type.Union([Type.String(), Type.Null()]),
+    email: Type.String({ format: 'email' }),
+    plan: Type.Union([Type.String(), Type.Null()], {
+      description: 'Price lookup key of the subscription that grants API access (the user’s own or a team’s).',
+    }),
+    key: Type.Object({
+      name: Type.Union([Type.String(), Type.Null()]),
+      scopes: Type.Array(Type.Union([Type.Literal('connector:read'), Type.Literal('connector:write')])),
+    }),
+    organizations: Type.Array(OrganizationRef),
+  },
+  { title: 'Me' },
+);
+
+export const getMeSchema = {
+  response: responses({ 200: Me }, [400, 401, 402, 404, 429, 500]),
+};

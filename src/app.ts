@@ -1,0 +1,98 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Ajv } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type { Config } from './config.js';
+import { systemClock, type Clock } from './domain/time.js';
+import { apiGuard } from './http/auth.js';
+import { installErrorHandling } from './http/errors.js';
+import { memoryLimiter, type Limiter } from './rate-limit/limiter.js';
+import type { Store } from './store/store.js';
+import { makeServices } from './api/services.js';
+import { meRoutes } from './api/me/routes.js';
+import { documentRoutes } from './api/documents/routes.js';
+import { projectRoutes } from './api/projects/routes.js';
+import { templateRoutes } from './api/templates/routes.js';
+import { organizationRoutes } from './api/organizations/routes.js';
+import { chatRoutes } from './api/chats/routes.js';
+
+const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
+
+export interface AppDeps {
+  config: Config;
+  store: Store;
+  limiter?: Limiter;
+  clock?: Clock;
+  /** Where logs go (default: standard output). Tests pass a stream to read them. */
+  logStream?: NodeJS.WritableStream;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/**
+ * Input validation: query strings and paths are text, so their values are
+ * coerced to the schema's types; JSON bodies are not, so `"title": 5` is
+ * refused rather than turned into "5".
+ */
+function validatorCompiler() {
+  const options = { useDefaults: true, strict: false, allErrors: false } as const;
+  const bodyAjv = addFormats(new Ajv({ ...options, coerceTypes: false }));
+  const textAjv = addFormats(new Ajv({ ...options, coerceTypes: true }));
+  return ({ schema, httpPart }: { schema: object; httpPart?: string }) =>
+    (httpPart === 'body' ? bodyAjv : textAjv).compile(schema);
+}
+
+/** Builds the Folio HTTP application. It never listens: main.ts does, tests inject. */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const { config, store } = deps;
+  const clock = deps.clock ?? systemClock;
+  const limiter =
+    deps.limiter ?? memoryLimiter({ readPerMin: config.readLimitPerMin, writePerMin: config.writeLimitPerMin });
+
+  const logger: FastifyServerOptions['logger'] = {
+    level: config.logLevel,
+    redact: { paths: ['req.headers.authorization', 'headers.authorization', 'authorization'], censor: '[redacted]' },
+    ...(deps.logStream ? { stream: deps.logStream } : {}),
+  };
+
+  const app = Fastify({
+    logger,
+    bodyLimit: config.maxBodyBytes,
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    routerOptions: { ignoreTrailingSlash: false },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.setValidatorCompiler(validatorCompiler());
+  app.removeContentTypeParser(['text/plain']);
+  installErrorHandling(app, config.maxBodyBytes);
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  app.get('/healthz', async () => {
+    await store.ping();
+    return { status: 'ok' };
+  });
+
+  const services = makeServices({ config, store, clock });
+  await app.register(
+    async (v1) => {
+      v1.addHook('onRequest', apiGuard({ config, store, clock, limiter }));
+      await v1.register(meRoutes, { services });
+      await v1.register(documentRoutes, { services });
+      await v1.register(projectRoutes, { services });
+      await v1.register(templateRoutes, { services });
+      await v1.register(organizationRoutes, { services });
+      await v1.register(chatRoutes, { services });
+    },
+    { prefix: '/v1' },
+  );
+
+  return app;
+}

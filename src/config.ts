@@ -1,0 +1,112 @@
+import { isValidLookupKey } from './domain/plans.js';
+
+/** Folio's configuration, read from the environment (DESIGN §4). */
+export interface Config {
+  port: number;
+  host: string;
+  /** As given; `sqlite:` selects the embedded store. */
+  databaseUrl: string;
+  database: { kind: 'sqlite'; file: string };
+  redisUrl: string | null;
+  /** Base of the `url` fields, without a trailing slash. */
+  publicAppUrl: string;
+  apiPlans: string[];
+  readLimitPerMin: number;
+  writeLimitPerMin: number;
+  maxBodyBytes: number;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    problem: string,
+  ) {
+    super(`${variable}: ${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+function text(env: Env, name: string): string | undefined {
+  const v = env[name];
+  return v === undefined || v.trim() === '' ? undefined : v.trim();
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = text(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `expected a whole number, got "${raw}"`);
+  const n = Number(raw);
+  if (n < min || n > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+function parseDatabase(url: string): Config['database'] {
+  if (url.startsWith('sqlite:')) {
+    const file = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
+    if (file === '') throw new ConfigError('DATABASE_URL', 'a sqlite: URL needs a file path, e.g. sqlite:./data/folio.db');
+    return { kind: 'sqlite', file };
+  }
+  if (/^postgres(ql)?:\/\//.test(url)) {
+    throw new ConfigError('DATABASE_URL', 'PostgreSQL is not supported by this version of Folio yet; use a sqlite: URL');
+  }
+  throw new ConfigError('DATABASE_URL', `unsupported URL "${url}"; expected sqlite:PATH`);
+}
+
+function parseUrl(name: string, raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(name, `"${raw}" is not a valid URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigError(name, `must be an http or https URL, got "${raw}"`);
+  }
+  return url.toString().replace(/\/+$/, '');
+}
+
+/** Reads and validates the configuration; throws ConfigError naming the first bad variable. */
+export function loadConfig(env: Env = process.env): Config {
+  const port = integer(env, 'PORT', 8787, 0, 65535);
+  const host = text(env, 'HOST') ?? '127.0.0.1';
+  const databaseUrl = text(env, 'DATABASE_URL') ?? 'sqlite:./data/folio.db';
+  const database = parseDatabase(databaseUrl);
+
+  const redisUrl = text(env, 'REDIS_URL') ?? null;
+  if (redisUrl !== null) {
+    throw new ConfigError('REDIS_URL', 'Redis is not supported by this version of Folio yet; unset it to keep rate limits in memory');
+  }
+
+  const publicHost = host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
+  const publicAppUrl = parseUrl('PUBLIC_APP_URL', text(env, 'PUBLIC_APP_URL') ?? `http://${publicHost}:${port}`);
+
+  const plansRaw = text(env, 'API_PLANS') ?? 'pro,team,enterprise';
+  const apiPlans = plansRaw.split(',').map((p) => p.trim()).filter((p) => p !== '');
+  if (apiPlans.length === 0 || !apiPlans.every(isValidLookupKey)) {
+    throw new ConfigError('API_PLANS', `expected a comma-separated list of plan names like "pro,team,enterprise", got "${plansRaw}"`);
+  }
+
+  const logLevel = (text(env, 'LOG_LEVEL') ?? 'info').toLowerCase();
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
+    throw new ConfigError('LOG_LEVEL', `expected one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  }
+
+  return {
+    port,
+    host,
+    databaseUrl,
+    database,
+    redisUrl,
+    publicAppUrl,
+    apiPlans,
+    readLimitPerMin: integer(env, 'READ_LIMIT_PER_MIN', 120, 1, 1_000_000_000),
+    writeLimitPerMin: integer(env, 'WRITE_LIMIT_PER_MIN', 30, 1, 1_000_000_000),
+    maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 5 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    logLevel: logLevel as Config['logLevel'],
+  };
+}

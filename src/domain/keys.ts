@@ -1,0 +1,51 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { crc32 } from 'node:zlib';
+import { randomBase62, toBase62 } from './ids.js';
+
+/**
+ * API key format (DESIGN §2): `fol_`, 32 random base62 characters, then a
+ * 6-character base62 CRC32 checksum of them. A value that fails the format
+ * or the checksum is refused without a database look-up.
+ */
+export const KEY_PREFIX = 'fol_';
+const KEY_PATTERN = /^fol_([0-9A-Za-z]{32})([0-9A-Za-z]{6})$/;
+
+export type Scope = 'connector:read' | 'connector:write';
+export const READ_SCOPE: Scope = 'connector:read';
+export const WRITE_SCOPE: Scope = 'connector:write';
+
+export function scopesFor(canWrite: boolean): Scope[] {
+  return canWrite ? [READ_SCOPE, WRITE_SCOPE] : [READ_SCOPE];
+}
+
+function checksum(body: string): string {
+  return toBase62(crc32(body) >>> 0, 6);
+}
+
+export function generateKey(): string {
+  const body = randomBase62(32);
+  return `${KEY_PREFIX}${body}${checksum(body)}`;
+}
+
+export function isWellFormedKey(value: string): boolean {
+  const m = KEY_PATTERN.exec(value);
+  if (!m) return false;
+  const expected = Buffer.from(checksum(m[1]!));
+  const given = Buffer.from(m[2]!);
+  return timingSafeEqual(expected, given);
+}
+
+export function hashKey(secret: string): Buffer {
+  return createHash('sha256').update(secret).digest();
+}
+
+export function lastFour(secret: string): string {
+  return secret.slice(-4);
+}
+
+/** Extracts the key from an `Authorization: Bearer …` header value. */
+export function bearerToken(header: string | undefined): string | null {
+  if (!header) return null;
+  const m = /^Bearer[ ]+(\S+)[ ]*$/i.exec(header);
+  return m ? m[1]! : null;
+}

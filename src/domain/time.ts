@@ -1,0 +1,38 @@
+/**
+ * Timestamps: stored and sent as `YYYY-MM-DDTHH:mm:ss.sssZ`, compared as
+ * instants. `updatedAt` of a document strictly increases with every update.
+ */
+export type Clock = () => number;
+
+export const systemClock: Clock = () => Date.now();
+
+export function toIso(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+/** The next `updatedAt`: now, or one millisecond after the previous value if now is not later. */
+export function nextUpdatedAt(nowMs: number, previous: string | null): string {
+  if (previous === null) return toIso(nowMs);
+  const prev = Date.parse(previous);
+  return toIso(Math.max(nowMs, prev + 1));
+}
+
+const RFC3339 =
+  /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/**
+ * Normalizes a client-sent date-time to the stored form, for comparison as an
+ * instant. Returns null when it names an instant Folio can never have stored
+ * (finer than a millisecond), so that it matches nothing.
+ */
+export function canonicalInstant(value: string): string | null {
+  const m = RFC3339.exec(value);
+  if (!m) return null;
+  const fraction = m[7] ?? '';
+  if (/[1-9]/.test(fraction.slice(3))) return null;
+  const ms = Date.parse(
+    `${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:${m[6]}.${fraction.slice(0, 3).padEnd(3, '0')}${m[8]!.toUpperCase()}`,
+  );
+  if (Number.isNaN(ms)) return null;
+  return toIso(ms);
+}

@@ -1,0 +1,86 @@
+import { Conflict, NotFound } from '../errors.js';
+import { searchTerms } from '../domain/search.js';
+import { canonicalInstant, nextUpdatedAt } from '../domain/time.js';
+import type { DocumentMutationRow } from '../store/store.js';
+import { documentUrl, requireVisibleProject, resolveViewer, type Caller, type ServiceDeps } from './context.js';
+
+/** An `expectedUpdatedAt` finer than a millisecond names no stored instant and matches nothing. */
+const NEVER_STORED = 'unmatchable';
+
+export function documentService(deps: ServiceDeps) {
+  const { config, store, clock } = deps;
+  const mutationResult = (d: DocumentMutationRow) => ({
+    id: d.id,
+    title: d.title,
+    threadId: d.threadId,
+    url: documentUrl(config, d.id),
+  });
+
+  return {
+    async list(caller: Caller, q: { q?: string; organizationId?: string; projectId?: string; limit: number }) {
+      const viewer = await resolveViewer(deps, caller, q.organizationId, 'invalid');
+      if (q.projectId !== undefined) await requireVisibleProject(deps, viewer, q.projectId);
+      const terms = q.q === undefined ? [] : searchTerms(q.q);
+      // A query with no word in it (only punctuation or emoji) can match nothing.
+      const rows =
+        q.q !== undefined && terms.length === 0
+          ? []
+          : await store.listDocuments(viewer, { terms, projectId: q.projectId, limit: q.limit });
+      const documents = rows.map((d) => ({ ...d, url: documentUrl(config, d.id) }));
+      return { documents, count: documents.length };
+    },
+
+    async get(caller: Caller, id: string, organizationId: string | undefined) {
+      const viewer = await resolveViewer(deps, caller, organizationId, 'not_found');
+      const doc = await store.getDocument(viewer, id);
+      if (!doc) throw new NotFound('Document not found.');
+      return {
+        id: doc.id,
+        title: doc.title,
+        createdAt: doc.createdAt,
+        updatedAt: doc.updatedAt,
+        threadId: doc.threadId,
+        url: documentUrl(config, doc.id),
+        contentMarkdown: doc.contentMarkdown,
+        project: doc.project,
+      };
+    },
+
+    async create(
+      caller: Caller,
+      body: { title: string; contentMarkdown: string; projectId?: string; organizationId?: string },
+    ) {
+      const viewer = await resolveViewer(deps, caller, body.organizationId, 'not_found');
+      const created = await store.createDocument(
+        viewer,
+        { title: body.title, contentMarkdown: body.contentMarkdown, projectId: body.projectId ?? null, threadId: null },
+        new Date(clock()).toISOString(),
+      );
+      if (!created) throw new NotFound('Project not found in this workspace.');
+      return mutationResult(created);
+    },
+
+    async update(
+      caller: Caller,
+      id: string,
+      body: { contentMarkdown: string; expectedUpdatedAt: string | null; title?: string; organizationId?: string },
+    ) {
+      const viewer = await resolveViewer(deps, caller, body.organizationId, 'not_found');
+      const expected =
+        body.expectedUpdatedAt === null ? null : (canonicalInstant(body.expectedUpdatedAt) ?? NEVER_STORED);
+      const outcome = await store.updateDocument(
+        viewer,
+        id,
+        { title: body.title, contentMarkdown: body.contentMarkdown, expectedUpdatedAt: expected },
+        (previous) => nextUpdatedAt(clock(), previous),
+      );
+      if (outcome.status === 'not_found') throw new NotFound('Document not found.');
+      if (outcome.status === 'conflict') {
+        throw new Conflict(
+          `The document changed after it was read (its updatedAt is now ${outcome.currentUpdatedAt ?? 'null'}). Read it again, reapply the edit and retry.`,
+        );
+      }
+      return mutationResult(outcome.document);
+    },
+  };
+}

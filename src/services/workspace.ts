@@ -1,0 +1,50 @@
+import { foldTitle } from '../domain/search.js';
+import { chatUrl, requireVisibleProject, resolveViewer, type Caller, type ServiceDeps } from './context.js';
+
+/** The caller, and the lists of projects, templates, organizations and chats. */
+export function workspaceService(deps: ServiceDeps) {
+  const { config, store } = deps;
+  return {
+    async me(caller: Caller) {
+      const orgs = await store.listOrganizations(caller.user.id);
+      return {
+        id: caller.user.id,
+        name: caller.user.name,
+        email: caller.user.email,
+        plan: caller.plan,
+        key: { name: caller.keyName, scopes: caller.scopes },
+        organizations: orgs.map((o) => ({ id: o.id, name: o.name })),
+      };
+    },
+
+    async organizations(caller: Caller) {
+      const organizations = await store.listOrganizations(caller.user.id);
+      return { organizations, count: organizations.length };
+    },
+
+    async projects(caller: Caller, q: { organizationId?: string; limit: number }) {
+      const viewer = await resolveViewer(deps, caller, q.organizationId, 'invalid');
+      const projects = await store.listProjects(viewer, q.limit);
+      return { projects, count: projects.length };
+    },
+
+    async templates(caller: Caller, q: { organizationId?: string; includeSystem: 'true' | 'false'; limit: number }) {
+      const viewer = await resolveViewer(deps, caller, q.organizationId, 'invalid');
+      const templates = await store.listTemplates(viewer, q.includeSystem === 'true', q.limit);
+      return { templates, count: templates.length };
+    },
+
+    async chats(caller: Caller, q: { q?: string; organizationId?: string; projectId?: string; limit: number }) {
+      const viewer = await resolveViewer(deps, caller, q.organizationId, 'invalid');
+      if (q.projectId !== undefined) await requireVisibleProject(deps, viewer, q.projectId);
+      const rows = await store.listChats(viewer, {
+        titleContains: q.q === undefined ? undefined : foldTitle(q.q),
+        projectId: q.projectId,
+        limit: q.limit,
+      });
+      const chats = rows.map((c) => ({ ...c, url: chatUrl(config, c.id) }));
+      return { chats, count: chats.length };
+    },
+  };
+}
+

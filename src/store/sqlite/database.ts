@@ -1,0 +1,39 @@
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { migrations } from './migrations.js';
+
+export type Db = Database.Database;
+
+/** Opens (creating it if needed) a SQLite database in WAL mode. */
+export function openDatabase(file: string): Db {
+  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.pragma('foreign_keys = ON');
+  db.pragma('busy_timeout = 5000');
+  db.pragma('cache_size = -32000');
+  return db;
+}
+
+export function migrate(db: Db): void {
+  const run = db.transaction(() => {
+    const version = db.pragma('user_version', { simple: true }) as number;
+    for (let i = version; i < migrations.length; i++) {
+      db.exec(migrations[i]!);
+      db.pragma(`user_version = ${i + 1}`);
+    }
+  });
+  run.immediate();
+}
+
+/** True for a SQLite unique-constraint failure. */
+export function isUniqueViolation(err: unknown): boolean {
+  return (
+    err instanceof Error &&
+    'code' in err &&
+    ((err as { code: string }).code === 'SQLITE_CONSTRAINT_UNIQUE' ||
+      (err as { code: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY')
+  );
+}

@@ -1,0 +1,46 @@
+/**
+ * The SQL form of DESIGN §1: which rows a viewer may see. Every query that
+ * returns user content is built from these fragments. Parameters: @uid (the
+ * caller), @oid (the organization of the request's scope).
+ */
+
+const MEMBER = `EXISTS (SELECT 1 FROM memberships m WHERE m.org_id = @oid AND m.user_id = @uid)`;
+
+/** Projects of @oid the caller created or that were shared with the caller. */
+const ORG_PROJECT = (p: string) =>
+  `(${p}.creator_id = @uid OR EXISTS (SELECT 1 FROM project_shares s WHERE s.project_id = ${p}.id AND s.user_id = @uid))`;
+
+/** Personal projects of other users shared with the caller. */
+const SHARED_PERSONAL_PROJECT_IDS = `SELECT s.project_id FROM project_shares s JOIN projects sp ON sp.id = s.project_id
+  WHERE s.user_id = @uid AND sp.is_org = 0 AND sp.workspace_id <> @uid`;
+
+export const projectVisible = {
+  personal: (p: string) =>
+    `(${p}.workspace_id = @uid OR (${p}.is_org = 0 AND EXISTS (SELECT 1 FROM project_shares s WHERE s.project_id = ${p}.id AND s.user_id = @uid)))`,
+  org: (p: string) => `(${p}.workspace_id = @oid AND ${MEMBER} AND ${ORG_PROJECT(p)})`,
+};
+
+/**
+ * Content in projects (documents, chats), as disjoint branches: a list query
+ * runs each branch with its own index and merges them.
+ */
+export const contentBranches = {
+  personal: (t: string): string[] => [
+    `${t}.workspace_id = @uid`,
+    `${t}.project_id IN (${SHARED_PERSONAL_PROJECT_IDS})`,
+  ],
+  org: (t: string): string[] => [
+    `${t}.workspace_id = @oid AND ${MEMBER} AND (${t}.project_id IS NULL OR ${t}.project_id IN
+      (SELECT op.id FROM projects op WHERE op.workspace_id = @oid AND ${ORG_PROJECT('op')}))`,
+  ],
+};
+
+export const contentVisible = {
+  personal: (t: string) => `((${contentBranches.personal(t).join(') OR (')}))`,
+  org: (t: string) => `(${contentBranches.org(t)[0]})`,
+};
+
+export const templateVisible = `((@sys = 1 AND t.workspace_id IS NULL)
+  OR (t.workspace_id = coalesce(@oid, @uid) AND (@oid IS NULL OR ${MEMBER})))`;
+
+export type ScopeKind = 'personal' | 'org';

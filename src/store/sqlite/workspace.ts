@@ -1,0 +1,182 @@
+import type {
+  ChatRow,
+  ListChatsQuery,
+  OrganizationRow,
+  Principal,
+  ProjectRow,
+  TemplateRow,
+  Viewer,
+} from '../store.js';
+import type { Db } from './database.js';
+import { contentBranches, projectVisible, templateVisible, type ScopeKind } from './visibility.js';
+
+const kindOf = (v: Viewer): ScopeKind => (v.orgId === null ? 'personal' : 'org');
+const params = (v: Viewer) => ({ uid: v.userId, oid: v.orgId });
+
+/** Keys, organizations, projects, templates and chats, as the API reads them. */
+export function workspaceQueries(db: Db) {
+  const principalStmt = db.prepare(
+    `SELECT k.id AS key_id, k.name AS key_name, k.can_write, k.last_used_at,
+            u.id AS user_id, u.name AS user_name, u.email, u.plan,
+            (SELECT json_group_array(plan) FROM (
+               SELECT o.plan FROM memberships m JOIN organizations o ON o.id = m.org_id
+               WHERE m.user_id = u.id ORDER BY m.joined_at, m.joined_seq)) AS org_plans
+     FROM api_keys k JOIN users u ON u.id = k.user_id
+     WHERE k.hash = ? AND k.revoked_at IS NULL`,
+  );
+  const touchStmt = db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?');
+  const orgsStmt = db.prepare(
+    `SELECT o.id, o.name, o.created_at FROM memberships m JOIN organizations o ON o.id = m.org_id
+     WHERE m.user_id = ? ORDER BY o.name, o.id`,
+  );
+  const memberStmt = db.prepare('SELECT 1 FROM memberships WHERE org_id = ? AND user_id = ?');
+  const projectVisibleStmt = {
+    personal: db.prepare(`SELECT 1 FROM projects p WHERE p.id = @pid AND ${projectVisible.personal('p')}`),
+    org: db.prepare(`SELECT 1 FROM projects p WHERE p.id = @pid AND ${projectVisible.org('p')}`),
+  };
+  const projectsStmt = {
+    personal: db.prepare(
+      `SELECT p.id, p.name, p.description, p.created_at, p.workspace_id <> @uid AS shared
+       FROM projects p WHERE ${projectVisible.personal('p')}
+       ORDER BY p.created_at DESC, p.id DESC LIMIT @limit`,
+    ),
+    org: db.prepare(
+      `SELECT p.id, p.name, p.description, p.created_at, p.creator_id <> @uid AS shared
+       FROM projects p WHERE ${projectVisible.org('p')}
+       ORDER BY p.created_at DESC, p.id DESC LIMIT @limit`,
+    ),
+  };
+  const templatesStmt = db.prepare(
+    `SELECT t.id, t.title, t.description, t.workspace_id IS NULL AS is_system, t.is_default
+     FROM templates t WHERE ${templateVisible}
+     ORDER BY t.workspace_id IS NULL DESC, t.created_at DESC, t.id DESC LIMIT @limit`,
+  );
+
+  const chatCache = new Map<string, ReturnType<Db['prepare']>>();
+  function chatStatement(kind: ScopeKind, title: boolean, project: boolean) {
+    const key = `${kind}:${title}:${project}`;
+    let stmt = chatCache.get(key);
+    if (!stmt) {
+      const extra = [
+        project ? 'c.project_id = @pid' : null,
+        title ? 'instr(c.title_folded, @title) > 0' : null,
+      ].filter(Boolean);
+      const branches = contentBranches[kind]('c').map(
+        (cond) => `SELECT * FROM (SELECT c.id, c.title, c.created_at, c.updated_at, c.message_count,
+             c.project_id, c.sort_at FROM chats c WHERE ${[cond, ...extra].join(' AND ')}
+           ORDER BY c.sort_at DESC, c.id DESC LIMIT @limit)`,
+      );
+      stmt = db.prepare(
+        `SELECT u.*, p.name AS project_name FROM (${branches.join(' UNION ALL ')}) u
+         LEFT JOIN projects p ON p.id = u.project_id
+         ORDER BY u.sort_at DESC, u.id DESC LIMIT @limit`,
+      );
+      chatCache.set(key, stmt);
+    }
+    return stmt;
+  }
+
+  return {
+    async findPrincipal(keyHash: Buffer): Promise<Principal | null> {
+      const r = principalStmt.get(keyHash) as
+        | {
+            key_id: string;
+            key_name: string | null;
+            can_write: number;
+            last_used_at: string | null;
+            user_id: string;
+            user_name: string | null;
+            email: string;
+            plan: string | null;
+            org_plans: string;
+          }
+        | undefined;
+      if (!r) return null;
+      return {
+        keyId: r.key_id,
+        keyName: r.key_name,
+        canWrite: r.can_write === 1,
+        lastUsedAt: r.last_used_at,
+        user: { id: r.user_id, name: r.user_name, email: r.email, plan: r.plan },
+        orgPlans: JSON.parse(r.org_plans) as (string | null)[],
+      };
+    },
+
+    async touchKey(keyId: string, at: string): Promise<void> {
+      touchStmt.run(at, keyId);
+    },
+
+    async listOrganizations(userId: string): Promise<OrganizationRow[]> {
+      const rows = orgsStmt.all(userId) as { id: string; name: string; created_at: string }[];
+      return rows.map((r) => ({ id: r.id, name: r.name, createdAt: r.created_at }));
+    },
+
+    async isMember(orgId: string, userId: string): Promise<boolean> {
+      return memberStmt.get(orgId, userId) !== undefined;
+    },
+
+    async isProjectVisible(viewer: Viewer, projectId: string): Promise<boolean> {
+      return projectVisibleStmt[kindOf(viewer)].get({ ...params(viewer), pid: projectId }) !== undefined;
+    },
+
+    async listProjects(viewer: Viewer, limit: number): Promise<ProjectRow[]> {
+      const rows = projectsStmt[kindOf(viewer)].all({ ...params(viewer), limit }) as {
+        id: string;
+        name: string;
+        description: string | null;
+        created_at: string;
+        shared: number;
+      }[];
+      return rows.map((r) => ({
+        id: r.id,
+        name: r.name,
+        description: r.description,
+        createdAt: r.created_at,
+        isSharedWithYou: r.shared === 1,
+      }));
+    },
+
+    async listTemplates(viewer: Viewer, includeSystem: boolean, limit: number): Promise<TemplateRow[]> {
+      const rows = templatesStmt.all({ ...params(viewer), sys: includeSystem ? 1 : 0, limit }) as {
+        id: number;
+        title: string;
+        description: string | null;
+        is_system: number;
+        is_default: number;
+      }[];
+      return rows.map((r) => ({
+        id: r.id,
+        title: r.title,
+        description: r.description,
+        isSystem: r.is_system === 1,
+        isDefault: r.is_default === 1,
+      }));
+    },
+
+    async listChats(viewer: Viewer, query: ListChatsQuery): Promise<ChatRow[]> {
+      const stmt = chatStatement(kindOf(viewer), query.titleContains !== undefined, query.projectId !== undefined);
+      const rows = stmt.all({
+        ...params(viewer),
+        pid: query.projectId ?? null,
+        title: query.titleContains ?? null,
+        limit: query.limit,
+      }) as {
+        id: string;
+        title: string | null;
+        created_at: string;
+        updated_at: string | null;
+        message_count: number;
+        project_id: string | null;
+        project_name: string | null;
+      }[];
+      return rows.map((r) => ({
+        id: r.id,
+        title: r.title,
+        createdAt: r.created_at,
+        updatedAt: r.updated_at,
+        messageCount: r.message_count,
+        project: r.project_id !== null ? { id: r.project_id, name: r.project_name ?? '' } : null,
+      }));
+    },
+  };
+}

@@ -1,0 +1,219 @@
+/**
+ * Every read and write Folio needs, as one async, dialect-free interface.
+ * Each query that returns user content takes a `Viewer` and filters in SQL:
+ * no implementation loads a row and checks access afterwards.
+ */
+
+/** Who is asking and in which workspace: the personal one (orgId null) or a team's. */
+export interface Viewer {
+  userId: string;
+  orgId: string | null;
+}
+
+export interface Principal {
+  keyId: string;
+  keyName: string | null;
+  canWrite: boolean;
+  lastUsedAt: string | null;
+  user: { id: string; name: string | null; email: string; plan: string | null };
+  /** Plans of the user's organizations, ordered by the time the user joined. */
+  orgPlans: (string | null)[];
+}
+
+export interface UserRecord {
+  id: string;
+  email: string;
+  name: string | null;
+  plan: string | null;
+  createdAt: string;
+}
+
+export interface OrgRecord {
+  id: string;
+  name: string;
+  plan: string | null;
+  createdAt: string;
+}
+
+export interface OrganizationRow {
+  id: string;
+  name: string;
+  createdAt: string;
+}
+
+export interface ProjectRef {
+  id: string;
+  name: string;
+}
+
+export interface DocumentSummaryRow {
+  id: string;
+  title: string;
+  createdAt: string;
+  updatedAt: string | null;
+  threadId: string | null;
+}
+
+export interface DocumentRow extends DocumentSummaryRow {
+  contentMarkdown: string;
+  project: ProjectRef | null;
+}
+
+export interface DocumentMutationRow {
+  id: string;
+  title: string;
+  threadId: string | null;
+  updatedAt: string | null;
+}
+
+export interface ProjectRow {
+  id: string;
+  name: string;
+  description: string | null;
+  createdAt: string;
+  isSharedWithYou: boolean;
+}
+
+export interface TemplateRow {
+  id: number;
+  title: string;
+  description: string | null;
+  isSystem: boolean;
+  isDefault: boolean;
+}
+
+export interface ChatRow {
+  id: string;
+  title: string | null;
+  createdAt: string;
+  updatedAt: string | null;
+  messageCount: number;
+  project: ProjectRef | null;
+}
+
+export interface KeyRecord {
+  id: string;
+  userId: string;
+  name: string | null;
+  canWrite: boolean;
+  last4: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+export interface ListDocumentsQuery {
+  /** Search terms already split into words; empty means no search. */
+  terms?: string[];
+  projectId?: string;
+  limit: number;
+}
+
+export interface ListChatsQuery {
+  /** Case-folded substring to find in titles. */
+  titleContains?: string;
+  projectId?: string;
+  limit: number;
+}
+
+export interface NewDocument {
+  title: string;
+  contentMarkdown: string;
+  projectId: string | null;
+  threadId: string | null;
+}
+
+export interface DocumentReplacement {
+  title?: string;
+  contentMarkdown: string;
+  /** Canonical instant the caller read, null for a never-updated document. */
+  expectedUpdatedAt: string | null;
+}
+
+export type UpdateOutcome =
+  | { status: 'updated'; document: DocumentMutationRow }
+  | { status: 'not_found' }
+  | { status: 'conflict'; currentUpdatedAt: string | null };
+
+export interface Store {
+  readonly dialect: string;
+  migrate(): Promise<void>;
+  close(): Promise<void>;
+  /** A cheap round trip, for health checks. */
+  ping(): Promise<void>;
+
+  // --- API: authentication and the caller -------------------------------
+  findPrincipal(keyHash: Buffer): Promise<Principal | null>;
+  touchKey(keyId: string, at: string): Promise<void>;
+  listOrganizations(userId: string): Promise<OrganizationRow[]>;
+  isMember(orgId: string, userId: string): Promise<boolean>;
+  isProjectVisible(viewer: Viewer, projectId: string): Promise<boolean>;
+
+  // --- API: content, always scoped to the viewer ----------------------
+  listDocuments(viewer: Viewer, query: ListDocumentsQuery): Promise<DocumentSummaryRow[]>;
+  getDocument(viewer: Viewer, id: string): Promise<DocumentRow | null>;
+  /** Null when the project is not visible to the viewer in its scope. */
+  createDocument(viewer: Viewer, doc: NewDocument, now: string): Promise<DocumentMutationRow | null>;
+  /** Compares `expectedUpdatedAt` and writes in one atomic step. */
+  updateDocument(
+    viewer: Viewer,
+    id: string,
+    change: DocumentReplacement,
+    nextUpdatedAt: (previous: string | null) => string,
+  ): Promise<UpdateOutcome>;
+  listProjects(viewer: Viewer, limit: number): Promise<ProjectRow[]>;
+  listTemplates(viewer: Viewer, includeSystem: boolean, limit: number): Promise<TemplateRow[]>;
+  listChats(viewer: Viewer, query: ListChatsQuery): Promise<ChatRow[]>;
+
+  // --- Administration (the `folio` command line) -----------------------
+  createUser(input: { email: string; name: string | null; plan: string | null; now: string }): Promise<UserRecord>;
+  getUser(id: string): Promise<UserRecord | null>;
+  findUserByEmail(email: string): Promise<UserRecord | null>;
+  setUserPlan(id: string, plan: string | null): Promise<void>;
+  createOrg(input: { name: string; plan: string | null; now: string }): Promise<OrgRecord>;
+  getOrg(id: string): Promise<OrgRecord | null>;
+  setOrgPlan(id: string, plan: string | null): Promise<void>;
+  /** False when the user already was a member. */
+  addMember(orgId: string, userId: string, now: string): Promise<boolean>;
+  /** False when the user was not a member. */
+  removeMember(orgId: string, userId: string): Promise<boolean>;
+  createKey(input: {
+    userId: string;
+    name: string | null;
+    canWrite: boolean;
+    hash: Buffer;
+    last4: string;
+    now: string;
+  }): Promise<KeyRecord>;
+  listKeys(userId: string): Promise<KeyRecord[]>;
+  /** Null when there is no such key; an already revoked key keeps its time. */
+  revokeKey(keyId: string, now: string): Promise<KeyRecord | null>;
+  createProject(input: {
+    creatorId: string;
+    orgId: string | null;
+    name: string;
+    description: string | null;
+    now: string;
+  }): Promise<{ id: string }>;
+  getProject(id: string): Promise<{ id: string; name: string; workspaceId: string; creatorId: string } | null>;
+  /** False when already shared with that user. */
+  shareProject(projectId: string, userId: string): Promise<boolean>;
+  createTemplate(input: {
+    title: string;
+    description: string | null;
+    /** Null for a system template. */
+    workspaceId: string | null;
+    creatorId: string | null;
+    isDefault: boolean;
+    now: string;
+  }): Promise<{ id: number }>;
+  createChat(input: {
+    creatorId: string;
+    orgId: string | null;
+    projectId: string | null;
+    title: string | null;
+    messageCount: number;
+    now: string;
+  }): Promise<{ id: string }>;
+  getChat(id: string): Promise<{ id: string; workspaceId: string } | null>;
+}

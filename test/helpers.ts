@@ -1,0 +1,174 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance, InjectOptions } from 'fastify';
+import { buildApp, type AppDeps } from '../src/app.js';
+import { loadConfig, type Config } from '../src/config.js';
+import { generateKey, hashKey, lastFour } from '../src/domain/keys.js';
+import { openSqliteStore } from '../src/store/sqlite/store.js';
+import type { Store } from '../src/store/store.js';
+
+/** A controllable clock: starts at a fixed instant, moves only when told. */
+export function testClock(start = Date.parse('2026-03-01T12:00:00.000Z')) {
+  let now = start;
+  const clock = () => now;
+  return Object.assign(clock, {
+    advance(ms: number) {
+      now += ms;
+    },
+    set(ms: number) {
+      now = ms;
+    },
+  });
+}
+
+export type TestClock = ReturnType<typeof testClock>;
+
+export function testConfig(env: Record<string, string> = {}): Config {
+  return loadConfig({ LOG_LEVEL: 'silent', PUBLIC_APP_URL: 'https://folio.test', ...env });
+}
+
+export interface TestContext {
+  app: FastifyInstance;
+  store: Store;
+  config: Config;
+  clock: TestClock;
+  dir: string;
+  /** Fixture factories, writing through the store like the command line does. */
+  make: Factories;
+  close(): Promise<void>;
+}
+
+/** A Folio app on a freshly migrated SQLite file in a temporary folder. */
+export async function setup(options: { env?: Record<string, string>; deps?: Partial<AppDeps> } = {}): Promise<TestContext> {
+  const dir = mkdtempSync(join(tmpdir(), 'folio-test-'));
+  const config = testConfig({ DATABASE_URL: `sqlite:${join(dir, 'folio.db')}`, ...options.env });
+  const store = openSqliteStore(config.database.file);
+  const clock = testClock();
+  const app = await buildApp({ config, store, clock, ...options.deps });
+  await app.ready();
+  return {
+    app,
+    store,
+    config,
+    clock,
+    dir,
+    make: factories(store, clock),
+    async close() {
+      await app.close();
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+let sequence = 0;
+const unique = (prefix: string) => `${prefix}${++sequence}`;
+
+export type Factories = ReturnType<typeof factories>;
+
+export function factories(store: Store, clock: () => number) {
+  const now = () => new Date(clock()).toISOString();
+  return {
+    async user(o: { email?: string; name?: string | null; plan?: string | null } = {}) {
+      return store.createUser({
+        email: o.email ?? `${unique('user')}@example.com`,
+        name: o.name === undefined ? 'Test User' : o.name,
+        plan: o.plan === undefined ? 'pro_monthly' : o.plan,
+        now: now(),
+      });
+    },
+    async org(o: { name?: string; plan?: string | null; members?: string[] } = {}) {
+      const org = await store.createOrg({ name: o.name ?? unique('Team '), plan: o.plan ?? null, now: now() });
+      for (const m of o.members ?? []) await store.addMember(org.id, m, now());
+      return org;
+    },
+    /** Returns the key's secret with its record. */
+    async key(userId: string, o: { write?: boolean; name?: string | null } = {}) {
+      const secret = generateKey();
+      const record = await store.createKey({
+        userId,
+        name: o.name === undefined ? 'test key' : o.name,
+        canWrite: o.write ?? false,
+        hash: hashKey(secret),
+        last4: lastFour(secret),
+        now: now(),
+      });
+      return { secret, record };
+    },
+    async project(creatorId: string, o: { orgId?: string | null; name?: string; description?: string | null; shareWith?: string[] } = {}) {
+      const p = await store.createProject({
+        creatorId,
+        orgId: o.orgId ?? null,
+        name: o.name ?? unique('Project '),
+        description: o.description ?? null,
+        now: now(),
+      });
+      for (const u of o.shareWith ?? []) await store.shareProject(p.id, u);
+      return p;
+    },
+    async document(
+      userId: string,
+      o: { orgId?: string | null; projectId?: string | null; title?: string; content?: string; threadId?: string | null } = {},
+    ) {
+      const doc = await store.createDocument(
+        { userId, orgId: o.orgId ?? null },
+        {
+          title: o.title ?? unique('Document '),
+          contentMarkdown: o.content ?? '# Hello\n\nSome text.',
+          projectId: o.projectId ?? null,
+          threadId: o.threadId ?? null,
+        },
+        now(),
+      );
+      if (!doc) throw new Error('fixture document could not be created: project not visible');
+      return doc;
+    },
+    async chat(creatorId: string, o: { orgId?: string | null; projectId?: string | null; title?: string | null; messages?: number } = {}) {
+      return store.createChat({
+        creatorId,
+        orgId: o.orgId ?? null,
+        projectId: o.projectId ?? null,
+        title: o.title === undefined ? unique('Chat ') : o.title,
+        messageCount: o.messages ?? 0,
+        now: now(),
+      });
+    },
+    async template(o: { title?: string; workspaceId?: string | null; creatorId?: string | null; isDefault?: boolean; description?: string | null } = {}) {
+      return store.createTemplate({
+        title: o.title ?? unique('Template '),
+        description: o.description ?? null,
+        workspaceId: o.workspaceId ?? null,
+        creatorId: o.creatorId ?? null,
+        isDefault: o.isDefault ?? false,
+        now: now(),
+      });
+    },
+  };
+}
+
+/** `app.inject` with a bearer key, returning the parsed JSON body too. */
+export async function call(
+  app: FastifyInstance,
+  method: InjectOptions['method'],
+  url: string,
+  o: { key?: string; body?: unknown; headers?: Record<string, string> } = {},
+) {
+  const res = await app.inject({
+    method,
+    url,
+    headers: {
+      ...(o.key !== undefined ? { authorization: `Bearer ${o.key}` } : {}),
+      ...(o.body !== undefined ? { 'content-type': 'application/json' } : {}),
+      ...o.headers,
+    },
+    ...(o.body !== undefined ? { payload: typeof o.body === 'string' ? o.body : JSON.stringify(o.body) } : {}),
+  });
+  let json: any;
+  try {
+    json = res.body === '' ? undefined : JSON.parse(res.body);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.statusCode, headers: res.headers, body: json, raw: res.body };
+}
