@@ -1,0 +1,210 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { call, setup, type TestContext } from './helpers.js';
+import { generateKey, isWellFormedKey } from '../src/domain/keys.js';
+
+describe('API keys', () => {
+  let t: TestContext;
+  before(async () => {
+    t = await setup();
+  });
+  after(() => t.close());
+
+  const unauthorized = (res: { status: number; body: any }) => {
+    assert.equal(res.status, 401);
+    assert.equal(res.body.error.code, 'unauthorized');
+    assert.match(res.body.error.message, /key/i);
+  };
+
+  it('generates keys in the fol_ format with a valid checksum, and rejects a mistyped one', () => {
+    const key = generateKey();
+    assert.match(key, /^fol_[0-9A-Za-z]{38}$/);
+    assert.ok(isWellFormedKey(key));
+    const last = key.at(-1)!;
+    const typo = key.slice(0, -1) + (last === 'a' ? 'b' : 'a');
+    assert.equal(isWellFormedKey(typo), false);
+    const bodyTypo = key.slice(0, 10) + (key[10] === 'x' ? 'y' : 'x') + key.slice(11);
+    assert.equal(isWellFormedKey(bodyTypo), false);
+  });
+
+  it('refuses a missing, malformed, unknown or mistyped key with 401', async () => {
+    const user = await t.make.user();
+    const { secret } = await t.make.key(user.id);
+    unauthorized(await call(t.app, 'GET', '/v1/me'));
+    unauthorized(await call(t.app, 'GET', '/v1/me', { headers: { authorization: secret } }));
+    unauthorized(await call(t.app, 'GET', '/v1/me', { headers: { authorization: `Basic ${secret}` } }));
+    unauthorized(await call(t.app, 'GET', '/v1/me', { key: 'not-a-key' }));
+    unauthorized(await call(t.app, 'GET', '/v1/me', { key: generateKey() }));
+    unauthorized(await call(t.app, 'GET', '/v1/me', { key: secret.slice(0, -1) + (secret.endsWith('A') ? 'B' : 'A') }));
+    unauthorized(await call(t.app, 'GET', '/v1/me', { key: `${secret}x` }));
+    assert.equal((await call(t.app, 'GET', '/v1/me', { key: secret })).status, 200);
+    assert.equal((await call(t.app, 'GET', '/v1/me', { headers: { authorization: `bearer ${secret}` } })).status, 200);
+  });
+
+  it('refuses every endpoint without a key', async () => {
+    const id = '6f1c1a52-3b0e-4c3e-9a55-2b8f8d1f0c11';
+    for (const [method, url] of [
+      ['GET', '/v1/me'],
+      ['GET', '/v1/documents'],
+      ['POST', '/v1/documents'],
+      ['GET', `/v1/documents/${id}`],
+      ['PATCH', `/v1/documents/${id}`],
+      ['GET', '/v1/projects'],
+      ['GET', '/v1/templates'],
+      ['GET', '/v1/organizations'],
+      ['GET', '/v1/chats'],
+    ] as const) {
+      unauthorized(await call(t.app, method, url, { body: method === 'GET' ? undefined : { title: 'x' } }));
+    }
+  });
+
+  it('refuses a read-only key on write endpoints with 401, and lets a write key through', async () => {
+    const user = await t.make.user();
+    const read = await t.make.key(user.id, { write: false });
+    const write = await t.make.key(user.id, { write: true });
+    const doc = await t.make.document(user.id);
+    const body = { title: 'T', contentMarkdown: 'text' };
+    unauthorized(await call(t.app, 'POST', '/v1/documents', { key: read.secret, body }));
+    unauthorized(
+      await call(t.app, 'PATCH', `/v1/documents/${doc.id}`, {
+        key: read.secret,
+        body: { contentMarkdown: 'x', expectedUpdatedAt: null },
+      }),
+    );
+    assert.equal((await call(t.app, 'POST', '/v1/documents', { key: write.secret, body })).status, 201);
+    const me = await call(t.app, 'GET', '/v1/me', { key: read.secret });
+    assert.deepEqual(me.body.key, { name: 'test key', scopes: ['connector:read'] });
+    const meWrite = await call(t.app, 'GET', '/v1/me', { key: write.secret });
+    assert.deepEqual(meWrite.body.key.scopes, ['connector:read', 'connector:write']);
+  });
+
+  it('refuses a revoked key on the very next request', async () => {
+    const user = await t.make.user();
+    const { secret, record } = await t.make.key(user.id);
+    assert.equal((await call(t.app, 'GET', '/v1/me', { key: secret })).status, 200);
+    await t.store.revokeKey(record.id, new Date().toISOString());
+    unauthorized(await call(t.app, 'GET', '/v1/me', { key: secret }));
+  });
+
+  it('stores only a SHA-256 hash of the key, never the secret', async () => {
+    const user = await t.make.user();
+    const { secret } = await t.make.key(user.id);
+    await call(t.app, 'GET', '/v1/me', { key: secret });
+    const files = ['folio.db', 'folio.db-wal'].map((f) => {
+      try {
+        return readFileSync(`${t.dir}/${f}`);
+      } catch {
+        return Buffer.alloc(0);
+      }
+    });
+    for (const bytes of files) assert.equal(bytes.includes(Buffer.from(secret.slice(4, 36))), false);
+    const keys = await t.store.listKeys(user.id);
+    assert.equal(keys[0]!.last4, secret.slice(-4));
+  });
+
+  it('writes the last-used time at most about once a minute per key', async () => {
+    const user = await t.make.user();
+    const { secret, record } = await t.make.key(user.id);
+    const lastUsed = async () => (await t.store.listKeys(user.id)).find((k) => k.id === record.id)!.lastUsedAt;
+    assert.equal(await lastUsed(), null);
+    await call(t.app, 'GET', '/v1/me', { key: secret });
+    const first = await lastUsed();
+    assert.equal(first, new Date(t.clock()).toISOString());
+    t.clock.advance(30_000);
+    await call(t.app, 'GET', '/v1/me', { key: secret });
+    assert.equal(await lastUsed(), first, 'not rewritten within the minute');
+    t.clock.advance(31_000);
+    await call(t.app, 'GET', '/v1/me', { key: secret });
+    assert.equal(await lastUsed(), new Date(t.clock()).toISOString());
+  });
+});
+
+describe('plans', () => {
+  let t: TestContext;
+  before(async () => {
+    t = await setup();
+  });
+  after(() => t.close());
+
+  const status = async (key: string) => (await call(t.app, 'GET', '/v1/me', { key })).status;
+
+  it('answers 402 plan_required on every endpoint for a user without an API plan', async () => {
+    const user = await t.make.user({ plan: null });
+    const { secret } = await t.make.key(user.id, { write: true });
+    const id = '6f1c1a52-3b0e-4c3e-9a55-2b8f8d1f0c11';
+    for (const [method, url, body] of [
+      ['GET', '/v1/me'],
+      ['GET', '/v1/documents'],
+      ['POST', '/v1/documents', { title: 'a', contentMarkdown: 'b' }],
+      ['GET', `/v1/documents/${id}`],
+      ['PATCH', `/v1/documents/${id}`, { contentMarkdown: 'b', expectedUpdatedAt: null }],
+      ['GET', '/v1/projects'],
+      ['GET', '/v1/templates'],
+      ['GET', '/v1/organizations'],
+      ['GET', '/v1/chats'],
+    ] as const) {
+      const res = await call(t.app, method, url, { key: secret, body });
+      assert.equal(res.status, 402, `${method} ${url}`);
+      assert.equal(res.body.error.code, 'plan_required');
+    }
+  });
+
+  it('grants API access by tier names and their _ or - variants only', async () => {
+    for (const [plan, granted] of [
+      ['pro', true],
+      ['pro_monthly', true],
+      ['team-yearly', true],
+      ['enterprise', true],
+      ['plus_monthly', false],
+      ['free', false],
+      ['professional', false],
+      ['propro', false],
+    ] as const) {
+      const user = await t.make.user({ plan });
+      const { secret } = await t.make.key(user.id);
+      assert.equal(await status(secret), granted ? 200 : 402, plan);
+    }
+  });
+
+  it("grants access through a team's plan, and reports the user's own granting plan first", async () => {
+    const user = await t.make.user({ plan: 'free' });
+    const { secret } = await t.make.key(user.id);
+    assert.equal(await status(secret), 402);
+    const first = await t.make.org({ plan: 'team_monthly', members: [user.id] });
+    t.clock.advance(1000);
+    await t.make.org({ plan: 'enterprise', members: [user.id] });
+    const me = await call(t.app, 'GET', '/v1/me', { key: secret });
+    assert.equal(me.status, 200);
+    assert.equal(me.body.plan, 'team_monthly', 'the earliest-joined granting organization');
+    await t.store.setUserPlan(user.id, 'pro_yearly');
+    assert.equal((await call(t.app, 'GET', '/v1/me', { key: secret })).body.plan, 'pro_yearly');
+    await t.store.setUserPlan(user.id, null);
+    await t.store.removeMember(first.id, user.id);
+    assert.equal((await call(t.app, 'GET', '/v1/me', { key: secret })).body.plan, 'enterprise');
+  });
+
+  it('refuses a user who loses the plan at once, and serves them again when it is back', async () => {
+    const user = await t.make.user({ plan: 'pro' });
+    const { secret } = await t.make.key(user.id);
+    assert.equal(await status(secret), 200);
+    await t.store.setUserPlan(user.id, 'free');
+    assert.equal(await status(secret), 402);
+    await t.store.setUserPlan(user.id, 'pro');
+    assert.equal(await status(secret), 200);
+  });
+
+  it('takes its tiers from API_PLANS', async () => {
+    const custom = await setup({ env: { API_PLANS: 'gold, silver' } });
+    try {
+      const gold = await custom.make.user({ plan: 'gold_monthly' });
+      const pro = await custom.make.user({ plan: 'pro' });
+      const goldKey = (await custom.make.key(gold.id)).secret;
+      const proKey = (await custom.make.key(pro.id)).secret;
+      assert.equal((await call(custom.app, 'GET', '/v1/me', { key: goldKey })).status, 200);
+      assert.equal((await call(custom.app, 'GET', '/v1/me', { key: proKey })).status, 402);
+    } finally {
+      await custom.close();
+    }
+  });
+});
