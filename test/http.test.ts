@@ -1,0 +1,137 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { call, setup, type TestContext } from './helpers.js';
+import type { Store } from '../src/store/store.js';
+
+function logCollector() {
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk, _enc, done) {
+      lines.push(chunk.toString());
+      done();
+    },
+  });
+  return { stream, text: () => lines.join('') };
+}
+
+describe('HTTP basics', () => {
+  let t: TestContext;
+  let key: string;
+  before(async () => {
+    t = await setup();
+    key = (await t.make.key((await t.make.user()).id)).secret;
+  });
+  after(() => t.close());
+
+  it('serves /healthz without a key', async () => {
+    const res = await call(t.app, 'GET', '/healthz');
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.body, { status: 'ok' });
+  });
+
+  it('puts an X-Request-Id on every response, keeping a sane one the client sent', async () => {
+    const ok = await call(t.app, 'GET', '/v1/me', { key });
+    const err = await call(t.app, 'GET', '/v1/me');
+    const missing = await call(t.app, 'GET', '/nowhere');
+    for (const res of [ok, err, missing]) assert.match(String(res.headers['x-request-id']), /^[0-9a-f-]{36}$/);
+    assert.notEqual(ok.headers['x-request-id'], err.headers['x-request-id']);
+    const given = await call(t.app, 'GET', '/v1/me', { key, headers: { 'x-request-id': 'trace-123' } });
+    assert.equal(given.headers['x-request-id'], 'trace-123');
+    const hostile = await call(t.app, 'GET', '/v1/me', { key, headers: { 'x-request-id': 'a b<script>' } });
+    assert.notEqual(hostile.headers['x-request-id'], 'a b<script>');
+  });
+
+  it('answers unknown paths and unsupported methods with 404 in the error envelope', async () => {
+    for (const [method, url] of [
+      ['GET', '/'],
+      ['GET', '/v1'],
+      ['GET', '/v2/me'],
+      ['GET', '/v1/documentz'],
+      ['DELETE', '/v1/documents/6f1c1a52-3b0e-4c3e-9a55-2b8f8d1f0c11'],
+      ['PUT', '/v1/documents'],
+      ['POST', '/v1/me'],
+    ] as const) {
+      const res = await call(t.app, method, url, { key });
+      assert.equal(res.status, 404, `${method} ${url}`);
+      assert.equal(res.body.error.code, 'not_found');
+      assert.equal(typeof res.body.error.message, 'string');
+    }
+  });
+
+  it('checks in order: key, plan, rate limit, input, resource, concurrency', async () => {
+    const limited = await setup({ env: { READ_LIMIT_PER_MIN: '1', WRITE_LIMIT_PER_MIN: '100' } });
+    try {
+      const planless = await limited.make.user({ plan: null });
+      const planlessKey = (await limited.make.key(planless.id, { write: true })).secret;
+      const user = await limited.make.user();
+      const readKey = (await limited.make.key(user.id)).secret;
+      const writeKey = (await limited.make.key(user.id, { write: true })).secret;
+      const badQuery = '/v1/documents?limit=0';
+      // 401 before 402: an unknown key on a plan-less request.
+      assert.equal((await call(limited.app, 'GET', badQuery, { key: 'fol_x' })).status, 401);
+      // 402 before 429 and 400.
+      assert.equal((await call(limited.app, 'GET', badQuery, { key: planlessKey })).status, 402);
+      // 429 before 400.
+      await call(limited.app, 'GET', '/v1/me', { key: readKey });
+      assert.equal((await call(limited.app, 'GET', badQuery, { key: readKey })).status, 429);
+      // 401 for a read-only key on a write, before 400.
+      assert.equal((await call(limited.app, 'POST', '/v1/documents', { key: readKey, body: {} })).status, 401);
+      // 400 before 404.
+      assert.equal((await call(limited.app, 'PATCH', '/v1/documents/not-a-uuid', { key: writeKey, body: {} })).status, 400);
+      const nowhere = '/v1/documents/6f1c1a52-3b0e-4c3e-9a55-2b8f8d1f0c11';
+      assert.equal((await call(limited.app, 'PATCH', nowhere, { key: writeKey, body: {} })).status, 400);
+      // 404 before 409: a stale expectedUpdatedAt on a missing document.
+      const stale = { contentMarkdown: 'x', expectedUpdatedAt: '2020-01-01T00:00:00Z' };
+      assert.equal((await call(limited.app, 'PATCH', nowhere, { key: writeKey, body: stale })).status, 404);
+      const doc = await limited.make.document(user.id);
+      assert.equal((await call(limited.app, 'PATCH', `/v1/documents/${doc.id}`, { key: writeKey, body: stale })).status, 409);
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
+describe('failures and logs', () => {
+  it('answers a crash with 500 internal_error, showing no stack or SQL, and logs it', async () => {
+    const logs = logCollector();
+    const t = await setup({ deps: { logStream: logs.stream }, env: { LOG_LEVEL: 'info' } });
+    try {
+      const key = (await t.make.key((await t.make.user()).id)).secret;
+      const broken: Store = {
+        ...t.store,
+        listDocuments: async () => {
+          throw new Error('SQLITE_ERROR: no such column: d.secret_column in SELECT * FROM documents');
+        },
+      };
+      const { buildApp } = await import('../src/app.js');
+      const app = await buildApp({ config: t.config, store: broken, logStream: logs.stream });
+      const res = await call(app, 'GET', '/v1/documents', { key });
+      assert.equal(res.status, 500);
+      assert.equal(res.body.error.code, 'internal_error');
+      assert.doesNotMatch(res.raw, /SQLITE|SELECT|secret_column|at .*\.ts/);
+      assert.match(logs.text(), /secret_column/, 'the cause is in the log');
+      await app.close();
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('never writes an API key to the log', async () => {
+    const logs = logCollector();
+    const t = await setup({ deps: { logStream: logs.stream }, env: { LOG_LEVEL: 'trace' } });
+    try {
+      const key = (await t.make.key((await t.make.user()).id, { write: true })).secret;
+      await call(t.app, 'GET', '/v1/me', { key });
+      await call(t.app, 'GET', '/v1/documents?limit=0', { key });
+      await call(t.app, 'POST', '/v1/documents', { key, body: '{bad json' });
+      await call(t.app, 'GET', '/v1/nowhere', { key });
+      await call(t.app, 'GET', '/v1/me', { key: key.slice(0, -1) + 'Z' });
+      const text = logs.text();
+      assert.ok(text.length > 0, 'requests were logged');
+      assert.equal(text.includes(key.slice(4, 30)), false, 'no part of the key body appears in the log');
+    } finally {
+      await t.close();
+    }
+  });
+});
