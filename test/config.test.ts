@@ -1,0 +1,68 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { ConfigError, loadConfig } from '../src/config.js';
+
+describe('configuration', () => {
+  it('has the documented defaults', () => {
+    const c = loadConfig({});
+    assert.equal(c.port, 8787);
+    assert.equal(c.host, '127.0.0.1');
+    assert.deepEqual(c.database, { kind: 'sqlite', file: './data/folio.db' });
+    assert.equal(c.redisUrl, null);
+    assert.equal(c.publicAppUrl, 'http://127.0.0.1:8787');
+    assert.deepEqual(c.apiPlans, ['pro', 'team', 'enterprise']);
+    assert.equal(c.readLimitPerMin, 120);
+    assert.equal(c.writeLimitPerMin, 30);
+    assert.equal(c.maxBodyBytes, 5 * 1024 * 1024);
+    assert.equal(c.logLevel, 'info');
+  });
+
+  it('reads every variable', () => {
+    const c = loadConfig({
+      PORT: '9000',
+      HOST: '0.0.0.0',
+      DATABASE_URL: 'sqlite:/var/lib/folio/folio.db',
+      PUBLIC_APP_URL: 'https://docs.example.com/app/',
+      API_PLANS: 'gold,silver',
+      READ_LIMIT_PER_MIN: '1000',
+      WRITE_LIMIT_PER_MIN: '100',
+      MAX_BODY_BYTES: '2048',
+      LOG_LEVEL: 'warn',
+    });
+    assert.equal(c.port, 9000);
+    assert.equal(c.host, '0.0.0.0');
+    assert.equal(c.database.file, '/var/lib/folio/folio.db');
+    assert.equal(c.publicAppUrl, 'https://docs.example.com/app');
+    assert.deepEqual(c.apiPlans, ['gold', 'silver']);
+    assert.equal(c.readLimitPerMin, 1000);
+    assert.equal(c.writeLimitPerMin, 100);
+    assert.equal(c.maxBodyBytes, 2048);
+    assert.equal(c.logLevel, 'warn');
+    assert.equal(loadConfig({ HOST: '0.0.0.0' }).publicAppUrl, 'http://localhost:8787');
+  });
+
+  it('stops on a bad value with a message naming the variable', () => {
+    for (const [name, value] of [
+      ['PORT', 'eighty'],
+      ['PORT', '70000'],
+      ['DATABASE_URL', 'mysql://localhost/folio'],
+      ['DATABASE_URL', 'sqlite:'],
+      ['DATABASE_URL', 'postgres://localhost/folio'],
+      ['REDIS_URL', 'redis://127.0.0.1:6379'],
+      ['PUBLIC_APP_URL', 'not a url'],
+      ['PUBLIC_APP_URL', 'ftp://example.com'],
+      ['API_PLANS', ' , '],
+      ['API_PLANS', 'Pro Plan'],
+      ['READ_LIMIT_PER_MIN', '0'],
+      ['WRITE_LIMIT_PER_MIN', '-3'],
+      ['MAX_BODY_BYTES', '1.5'],
+      ['LOG_LEVEL', 'loud'],
+    ] as const) {
+      assert.throws(
+        () => loadConfig({ [name]: value }),
+        (err: unknown) => err instanceof ConfigError && err.variable === name && err.message.startsWith(`${name}:`),
+        `${name}=${value}`,
+      );
+    }
+  });
+});
