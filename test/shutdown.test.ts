@@ -1,0 +1,83 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { once } from 'node:events';
+import { generateKey, hashKey, lastFour } from '../src/domain/keys.js';
+import { openSqliteStore } from '../src/store/sqlite/store.js';
+
+describe('graceful shutdown', () => {
+  it('on SIGTERM, finishes the request in flight, then closes the database cleanly', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'folio-shutdown-'));
+    const file = join(dir, 'folio.db');
+    try {
+      const setupStore = openSqliteStore(file);
+      const now = new Date().toISOString();
+      const user = await setupStore.createUser({ email: 'a@example.com', name: 'A', plan: 'pro', now });
+      const secret = generateKey();
+      await setupStore.createKey({ userId: user.id, name: 'k', canWrite: true, hash: hashKey(secret), last4: lastFour(secret), now });
+      await setupStore.close();
+
+      const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/serve.ts'], {
+        env: { ...process.env, DATABASE_URL: `sqlite:${file}`, PORT: '0', LOG_LEVEL: 'info' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let output = '';
+      const port = await new Promise<number>((resolve, reject) => {
+        child.stdout.on('data', (chunk: Buffer) => {
+          output += chunk.toString();
+          const m = /listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(output);
+          if (m) resolve(Number(m[1]));
+        });
+        child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+        child.on('exit', (code) => reject(new Error(`server exited early (${code}): ${output}`)));
+      });
+
+      const body = JSON.stringify({ title: 'Written during shutdown', contentMarkdown: 'Still saved.' });
+      const req = request({
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path: '/v1/documents',
+        agent: false,
+        headers: {
+          authorization: `Bearer ${secret}`,
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+        },
+      });
+      const response = new Promise<{ status: number; text: string }>((resolve, reject) => {
+        req.on('response', (res) => {
+          let text = '';
+          res.on('data', (c: Buffer) => (text += c.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+        });
+        req.on('error', reject);
+      });
+      req.write(body.slice(0, 10));
+      await new Promise((r) => setTimeout(r, 100));
+      const exited = once(child, 'exit');
+      child.kill('SIGTERM');
+      await new Promise((r) => setTimeout(r, 300));
+      assert.equal(child.exitCode, null, 'still running while a request is in flight');
+      req.end(body.slice(10));
+
+      const res = await response;
+      assert.equal(res.status, 201, res.text);
+      const [code] = await exited;
+      assert.equal(code, 0, output);
+
+      const wal = `${file}-wal`;
+      assert.ok(!existsSync(wal) || statSync(wal).size === 0, 'the WAL was checkpointed by a clean close');
+      const check = openSqliteStore(file);
+      const docs = await check.listDocuments({ userId: user.id, orgId: null }, { limit: 10 });
+      assert.deepEqual(docs.map((d) => d.title), ['Written during shutdown']);
+      await check.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
