@@ -60,6 +60,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logger,
     bodyLimit: config.maxBodyBytes,
     requestIdHeader: false,
+    // While shutting down, requests already on open connections are served
+    // (with Connection: close) rather than refused outside the error envelope.
+    return503OnClosing: false,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
