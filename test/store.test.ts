@@ -1,0 +1,70 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { UsageError } from '../src/errors.js';
+import { openSqliteStore } from '../src/store/sqlite/store.js';
+import type { Store } from '../src/store/store.js';
+import { factories, testClock } from './helpers.js';
+
+describe('SQLite store', () => {
+  let dir: string;
+  let store: Store;
+  let make: ReturnType<typeof factories>;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'folio-store-'));
+    store = openSqliteStore(join(dir, 'folio.db'));
+    make = factories(store, testClock());
+  });
+  after(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('migrates idempotently, keeping data', async () => {
+    const user = await make.user();
+    await store.migrate();
+    await store.close();
+    store = openSqliteStore(join(dir, 'folio.db'));
+    make = factories(store, testClock());
+    assert.equal((await store.getUser(user.id))?.email, user.email);
+  });
+
+  it('refuses a second user with the same e-mail, whatever its case', async () => {
+    await make.user({ email: 'same@example.com' });
+    await assert.rejects(make.user({ email: 'SAME@example.com' }), (err: unknown) => err instanceof UsageError && /already exists/.test(err.message));
+  });
+
+  it('adds a member once and removes them once', async () => {
+    const user = await make.user();
+    const org = await make.org();
+    assert.equal(await store.addMember(org.id, user.id, '2026-01-01T00:00:00.000Z'), true);
+    assert.equal(await store.addMember(org.id, user.id, '2026-01-01T00:00:00.000Z'), false);
+    assert.equal(await store.isMember(org.id, user.id), true);
+    assert.equal(await store.removeMember(org.id, user.id), true);
+    assert.equal(await store.removeMember(org.id, user.id), false);
+    assert.equal(await store.isMember(org.id, user.id), false);
+  });
+
+  it('keeps the first revocation time of a key', async () => {
+    const user = await make.user();
+    const { record } = await make.key(user.id);
+    const first = await store.revokeKey(record.id, '2026-01-01T00:00:00.000Z');
+    const second = await store.revokeKey(record.id, '2026-02-01T00:00:00.000Z');
+    assert.equal(first?.revokedAt, '2026-01-01T00:00:00.000Z');
+    assert.equal(second?.revokedAt, '2026-01-01T00:00:00.000Z');
+    assert.equal(await store.revokeKey('key_unknown', '2026-01-01T00:00:00.000Z'), null);
+  });
+
+  it('keeps at most one default template per workspace', async () => {
+    const user = await make.user();
+    const a = await make.template({ workspaceId: user.id, creatorId: user.id, isDefault: true });
+    const b = await make.template({ workspaceId: user.id, creatorId: user.id, isDefault: true });
+    const sys = await make.template({ isDefault: true });
+    const rows = await store.listTemplates({ userId: user.id, orgId: null }, true, 100);
+    const defaults = rows.filter((r) => r.isDefault).map((r) => r.id);
+    assert.deepEqual(defaults.sort(), [b.id, sys.id].sort());
+    assert.ok(rows.some((r) => r.id === a.id && !r.isDefault));
+  });
+});
