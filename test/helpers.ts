@@ -125,9 +125,10 @@ export function factories(store: Store, clock: () => number) {
       return doc;
     },
     async chat(creatorId: string, o: { orgId?: string | null; projectId?: string | null; title?: string | null; messages?: number } = {}) {
+      const project = o.projectId ? await store.getProject(o.projectId) : null;
       return store.createChat({
         creatorId,
-        orgId: o.orgId ?? null,
+        workspaceId: project?.workspaceId ?? o.orgId ?? creatorId,
         projectId: o.projectId ?? null,
         title: o.title === undefined ? unique('Chat ') : o.title,
         messageCount: o.messages ?? 0,

@@ -209,7 +209,8 @@ export interface Store {
   }): Promise<{ id: number }>;
   createChat(input: {
     creatorId: string;
-    orgId: string | null;
+    /** The workspace the chat belongs to: its project's, or the creator's personal one, or a team's. */
+    workspaceId: string;
     projectId: string | null;
     title: string | null;
     messageCount: number;

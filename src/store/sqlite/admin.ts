@@ -164,11 +164,11 @@ export function adminQueries(db: Db) {
     async createTemplate(input: { title: string; description: string | null; workspaceId: string | null; creatorId: string | null; isDefault: boolean; now: string }) {
       return createTemplate.immediate(input);
     },
-    async createChat(input: { creatorId: string; orgId: string | null; projectId: string | null; title: string | null; messageCount: number; now: string }) {
+    async createChat(input: { creatorId: string; workspaceId: string; projectId: string | null; title: string | null; messageCount: number; now: string }) {
       const id = newUuid();
       st.insertChat.run({
         id,
-        workspace: input.orgId ?? input.creatorId,
+        workspace: input.workspaceId,
         creator: input.creatorId,
         project: input.projectId,
         title: input.title,

@@ -1,0 +1,26 @@
+import type { Command } from 'commander';
+import { ensureDemoWorkspace } from '../../demo/workspace.js';
+import type { CliContext } from '../context.js';
+
+export function registerDemo(program: Command, ctx: CliContext): void {
+  program
+    .command('demo')
+    .description('create a demo workspace (once) and print fresh read and write keys for it')
+    .option('--json', 'print one JSON object')
+    .action(async (_opts, cmd: Command) => {
+      const demo = await ensureDemoWorkspace(await ctx.admin(), await ctx.store());
+      const baseUrl = `${ctx.config().publicAppUrl}/v1`;
+      const text = [
+        demo.created ? 'Created the demo workspace for demo@folio.local.' : 'The demo workspace already exists; here are fresh keys for it.',
+        '',
+        `  base URL   ${baseUrl}`,
+        `  read key   ${demo.key}`,
+        `  write key  ${demo.writeKey}`,
+        '',
+        'Try it (with the server running: npm start):',
+        '',
+        `  curl -s -H "Authorization: Bearer ${demo.key}" ${baseUrl}/documents`,
+      ].join('\n');
+      ctx.emit(cmd, { userId: demo.userId, key: demo.key, writeKey: demo.writeKey, baseUrl }, text);
+    });
+}

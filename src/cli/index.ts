@@ -1,0 +1,12 @@
+#!/usr/bin/env node
+import { existsSync } from 'node:fs';
+import { run } from './program.js';
+
+// A .env file in the working directory supplies configuration, as for the server.
+if (existsSync('.env')) process.loadEnvFile('.env');
+
+process.exitCode = await run(process.argv.slice(2), {
+  out: (text) => process.stdout.write(`${text}\n`),
+  err: (text) => process.stderr.write(`${text}\n`),
+  env: process.env,
+});

@@ -1,0 +1,57 @@
+import { Command, CommanderError } from 'commander';
+import { ConfigError } from '../config.js';
+import { UsageError } from '../errors.js';
+import { cliContext, type CliIo } from './context.js';
+import { registerServe } from './commands/serve.js';
+import { registerMigrate } from './commands/migrate.js';
+import { registerDemo } from './commands/demo.js';
+import { registerUser } from './commands/user.js';
+import { registerOrg } from './commands/org.js';
+import { registerKey } from './commands/key.js';
+import { registerProject } from './commands/project.js';
+import { registerTemplate } from './commands/template.js';
+import { registerChat } from './commands/chat.js';
+import { registerDoc } from './commands/doc.js';
+
+/**
+ * Runs one `folio` command line and returns its exit status. Commands throw;
+ * only the entry point turns the status into the process's exit code.
+ */
+export async function run(argv: string[], io: CliIo): Promise<number> {
+  const ctx = cliContext(io);
+  const program = new Command('folio')
+    .description('Folio operator commands: run the server, and set up users, teams, plans, keys and content.')
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => io.out(s.replace(/\n$/, '')), writeErr: (s) => io.err(s.replace(/\n$/, '')) });
+
+  for (const register of [
+    registerServe,
+    registerMigrate,
+    registerDemo,
+    registerUser,
+    registerOrg,
+    registerKey,
+    registerProject,
+    registerTemplate,
+    registerChat,
+    registerDoc,
+  ]) {
+    register(program, ctx);
+  }
+
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return 0;
+  } catch (err) {
+    if (err instanceof CommanderError) return err.exitCode;
+    if (err instanceof UsageError || err instanceof ConfigError) {
+      io.err(`folio: ${err.message}`);
+      return 1;
+    }
+    io.err(`folio: unexpected error: ${err instanceof Error ? err.message : String(err)}`);
+    return 1;
+  } finally {
+    await ctx.close();
+  }
+}

@@ -1,0 +1,61 @@
+import type { AdminService } from '../services/admin.js';
+import type { Store } from '../store/store.js';
+import { demoDocuments } from './content.js';
+
+export const DEMO_EMAIL = 'demo@folio.local';
+const TEAMMATE_EMAIL = 'grace@folio.local';
+
+/**
+ * Creates the demo workspace unless its user already exists, then makes a
+ * fresh read key and write key (secrets are never stored, so they cannot be
+ * printed again). Running it twice creates the workspace once.
+ */
+export async function ensureDemoWorkspace(admin: AdminService, store: Store) {
+  const existing = await store.findUserByEmail(DEMO_EMAIL);
+  const userId = existing?.id ?? (await createDemoWorkspace(admin));
+  const read = await admin.createKey({ userId, name: 'demo read key', write: false });
+  const write = await admin.createKey({ userId, name: 'demo write key', write: true });
+  return { userId, key: read.key, writeKey: write.key, created: existing === null };
+}
+
+async function createDemoWorkspace(admin: AdminService): Promise<string> {
+  const ada = await admin.createUser({ email: DEMO_EMAIL, name: 'Ada Demo', plan: 'pro_monthly' });
+  const grace =
+    (await admin.createUser({ email: TEAMMATE_EMAIL, name: 'Grace Teammate', plan: 'free' }));
+  const team = await admin.createOrg({ name: 'Acme Research', plan: 'team_monthly' });
+  await admin.addMember(team.id, ada.id);
+  await admin.addMember(team.id, grace.id);
+
+  const launch = await admin.createProject({ userId: ada.id, name: 'Product launch', description: 'Everything for the 1.0 launch, shared with Grace' });
+  await admin.shareProject(launch.id, grace.id);
+  const journal = await admin.createProject({ userId: ada.id, name: 'Private journal', description: 'Only Ada sees this' });
+  const roadmap = await admin.createProject({ userId: ada.id, orgId: team.id, name: 'Roadmap (private)', description: 'A team project not shared with anyone' });
+
+  await admin.createTemplate({ title: 'Meeting notes', description: 'Attendees, agenda, decisions, actions', system: true, isDefault: true });
+  await admin.createTemplate({ title: 'Project brief', description: 'Problem, goals, non-goals, plan', system: true, isDefault: false });
+  await admin.createTemplate({ title: 'Incident postmortem', description: 'Impact, timeline, causes, follow-ups', orgId: team.id, userId: ada.id, system: false, isDefault: true });
+  await admin.createTemplate({ title: 'Weekly review', description: 'Done, next, blocked', userId: ada.id, system: false, isDefault: true });
+
+  const planning = await admin.createChat({ userId: ada.id, title: 'Planning the launch', projectId: launch.id, messages: '24' });
+  await admin.createChat({ userId: ada.id, title: 'Draft a blog post about search', messages: '8' });
+  await admin.createChat({ userId: grace.id, title: 'Q3 roadmap discussion', orgId: team.id, messages: '15' });
+  await admin.createChat({ userId: ada.id, title: 'Journal prompts', projectId: journal.id, messages: '3' });
+
+  const placeOf = {
+    personal: {},
+    launch: { projectId: launch.id },
+    journal: { projectId: journal.id },
+    team: { orgId: team.id },
+    roadmap: { orgId: team.id, projectId: roadmap.id },
+  } as const;
+  for (const doc of demoDocuments) {
+    await admin.createDocument({
+      userId: ada.id,
+      title: doc.title,
+      content: doc.content,
+      ...placeOf[doc.place],
+      ...(doc.fromChat ? { threadId: planning.id } : {}),
+    });
+  }
+  return ada.id;
+}
