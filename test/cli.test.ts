@@ -1,0 +1,261 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { run } from '../src/cli/program.js';
+import { buildApp } from '../src/app.js';
+import { openSqliteStore } from '../src/store/sqlite/store.js';
+import { call, testConfig } from './helpers.js';
+
+/** Runs `folio …` in process against the database of `env`, capturing its output. */
+async function folio(env: Record<string, string>, ...argv: string[]) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await run(argv, { out: (s) => out.push(s), err: (s) => err.push(s), env });
+  return { code, stdout: out.join('\n'), stderr: err.join('\n') };
+}
+
+/** Runs a command with --json and returns its one JSON object. */
+async function json(env: Record<string, string>, ...argv: string[]) {
+  const r = await folio(env, ...argv, '--json');
+  assert.equal(r.code, 0, `folio ${argv.join(' ')}: ${r.stderr}`);
+  assert.equal(r.stdout.split('\n').length, 1, 'exactly one line on stdout');
+  return JSON.parse(r.stdout);
+}
+
+async function fails(env: Record<string, string>, pattern: RegExp, ...argv: string[]) {
+  const r = await folio(env, ...argv);
+  assert.notEqual(r.code, 0, `folio ${argv.join(' ')} should fail`);
+  assert.equal(r.stdout, '', 'nothing on stdout');
+  assert.match(r.stderr, pattern);
+}
+
+describe('folio command line', () => {
+  let dir: string;
+  let env: Record<string, string>;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'folio-cli-'));
+    env = { DATABASE_URL: `sqlite:${join(dir, 'folio.db')}`, PUBLIC_APP_URL: 'https://folio.test' };
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('migrates', async () => {
+    assert.deepEqual(await json(env, 'migrate'), { migrated: true });
+    assert.deepEqual(await json(env, 'migrate'), { migrated: true });
+  });
+
+  it('creates users and sets their plans', async () => {
+    const u = await json(env, 'user', 'create', '--email', 'ada@example.com', '--name', 'Ada', '--plan', 'pro_monthly');
+    assert.match(u.id, /^user_[0-9A-Za-z]+$/);
+    assert.deepEqual(Object.keys(u), ['id']);
+    assert.deepEqual(await json(env, 'user', 'set-plan', u.id, 'free'), { id: u.id, plan: 'free' });
+    assert.deepEqual(await json(env, 'user', 'set-plan', u.id, 'none'), { id: u.id, plan: null });
+    const readable = await folio(env, 'user', 'create', '--email', 'bob@example.com');
+    assert.equal(readable.code, 0);
+    assert.match(readable.stdout, /Created user user_\w+ <bob@example.com>/);
+
+    await fails(env, /already exists/, 'user', 'create', '--email', 'ADA@example.com');
+    await fails(env, /--email/, 'user', 'create');
+    await fails(env, /not an e-mail/, 'user', 'create', '--email', 'nobody');
+    await fails(env, /malformed plan/, 'user', 'create', '--email', 'c@example.com', '--plan', 'Pro Plan');
+    await fails(env, /unknown user id "user_nope"/, 'user', 'set-plan', 'user_nope', 'pro');
+    await fails(env, /malformed plan/, 'user', 'set-plan', u.id, 'PRO!');
+    await fails(env, /missing required argument/, 'user', 'set-plan', u.id);
+  });
+
+  it('creates organizations, sets plans, adds and removes members', async () => {
+    const u = await json(env, 'user', 'create', '--email', 'org-member@example.com');
+    const o = await json(env, 'org', 'create', '--name', 'Acme', '--plan', 'team');
+    assert.match(o.id, /^org_/);
+    assert.deepEqual(await json(env, 'org', 'set-plan', o.id, 'enterprise'), { id: o.id, plan: 'enterprise' });
+    assert.deepEqual(await json(env, 'org', 'add-member', o.id, u.id), { ok: true });
+    await fails(env, /already a member/, 'org', 'add-member', o.id, u.id);
+    assert.deepEqual(await json(env, 'org', 'remove-member', o.id, u.id), { ok: true });
+    await fails(env, /not a member/, 'org', 'remove-member', o.id, u.id);
+    await fails(env, /unknown organization id "org_nope"/, 'org', 'add-member', 'org_nope', u.id);
+    await fails(env, /unknown user id/, 'org', 'add-member', o.id, 'user_nope');
+    await fails(env, /--name/, 'org', 'create');
+    await fails(env, /malformed plan/, 'org', 'set-plan', o.id, 'Team Plan');
+  });
+
+  it('creates projects, shares them, and creates templates, chats and documents', async () => {
+    const owner = await json(env, 'user', 'create', '--email', 'owner@example.com', '--plan', 'pro');
+    const mate = await json(env, 'user', 'create', '--email', 'mate@example.com');
+    const outsider = await json(env, 'user', 'create', '--email', 'outsider@example.com');
+    const team = await json(env, 'org', 'create', '--name', 'Team');
+    await json(env, 'org', 'add-member', team.id, owner.id);
+    await json(env, 'org', 'add-member', team.id, mate.id);
+
+    const p = await json(env, 'project', 'create', '--user', owner.id, '--name', 'Launch', '--description', 'All of it');
+    const tp = await json(env, 'project', 'create', '--user', owner.id, '--name', 'Team P', '--org', team.id);
+    assert.deepEqual(await json(env, 'project', 'share', p.id, mate.id), { ok: true });
+    assert.deepEqual(await json(env, 'project', 'share', tp.id, mate.id), { ok: true });
+    await fails(env, /not a member/, 'project', 'share', tp.id, outsider.id);
+    await fails(env, /not a member/, 'project', 'create', '--user', outsider.id, '--name', 'X', '--org', team.id);
+    await fails(env, /unknown project id/, 'project', 'share', 'prj_nope', mate.id);
+    await fails(env, /--name/, 'project', 'create', '--user', owner.id);
+
+    const sys = await json(env, 'template', 'create', '--title', 'Meeting notes', '--system', '--default');
+    assert.equal(typeof sys.id, 'number');
+    await json(env, 'template', 'create', '--title', 'Mine', '--user', owner.id, '--description', 'd');
+    await json(env, 'template', 'create', '--title', 'Ours', '--org', team.id);
+    await fails(env, /--system, --user or --org|say whose/, 'template', 'create', '--title', 'Nobody');
+    await fails(env, /without --user or --org/, 'template', 'create', '--title', 'Both', '--system', '--user', owner.id);
+    await fails(env, /not a member/, 'template', 'create', '--title', 'T', '--org', team.id, '--user', outsider.id);
+
+    const chat = await json(env, 'chat', 'create', '--user', owner.id, '--title', 'Planning', '--project', p.id, '--messages', '12');
+    assert.match(chat.id, /^[0-9a-f-]{36}$/);
+    await fails(env, /whole number/, 'chat', 'create', '--user', owner.id, '--messages', 'many');
+    await fails(env, /not visible/, 'chat', 'create', '--user', outsider.id, '--project', p.id);
+
+    const doc = await json(env, 'doc', 'create', '--user', owner.id, '--title', 'Plan', '--content', '# Plan', '--project', p.id, '--thread', chat.id);
+    assert.deepEqual(Object.keys(doc).sort(), ['id', 'url']);
+    assert.equal(doc.url, `https://folio.test/documents/${doc.id}`);
+    const file = join(dir, 'note.md');
+    writeFileSync(file, '# From a file\n');
+    const fromFile = await json(env, 'doc', 'create', '--user', owner.id, '--title', 'File', '--file', file, '--org', team.id);
+    await fails(env, /exactly one of --content MD or --file PATH/, 'doc', 'create', '--user', owner.id, '--title', 'T');
+    await fails(env, /exactly one of/, 'doc', 'create', '--user', owner.id, '--title', 'T', '--content', 'x', '--file', file);
+    await fails(env, /non-whitespace/, 'doc', 'create', '--user', owner.id, '--title', 'T', '--content', '   ');
+    await fails(env, /at most 200/, 'doc', 'create', '--user', owner.id, '--title', 'x'.repeat(201), '--content', 'x');
+    await fails(env, /unknown chat id/, 'doc', 'create', '--user', owner.id, '--title', 'T', '--content', 'x', '--thread', 'nope');
+    await fails(env, /cannot read --file/, 'doc', 'create', '--user', owner.id, '--title', 'T', '--file', join(dir, 'missing.md'));
+    await fails(env, /not visible/, 'doc', 'create', '--user', outsider.id, '--title', 'T', '--content', 'x', '--project', p.id);
+
+    // What the command line made is what the API shows.
+    const key = (await json(env, 'key', 'create', '--user', owner.id)).key;
+    const store = openSqliteStore(env.DATABASE_URL!.slice('sqlite:'.length));
+    const app = await buildApp({ config: testConfig(env), store });
+    try {
+      const got = await call(app, 'GET', `/v1/documents/${doc.id}`, { key });
+      assert.equal(got.status, 200);
+      assert.equal(got.body.threadId, chat.id);
+      assert.deepEqual(got.body.project, { id: p.id, name: 'Launch' });
+      const team_ = await call(app, 'GET', `/v1/documents/${fromFile.id}?organizationId=${team.id}`, { key });
+      assert.equal(team_.body.contentMarkdown, '# From a file\n');
+      const chats = await call(app, 'GET', '/v1/chats', { key });
+      assert.equal(chats.body.chats[0].messageCount, 12);
+      const templates = await call(app, 'GET', '/v1/templates', { key });
+      assert.deepEqual(templates.body.templates.map((t: any) => t.title), ['Meeting notes', 'Mine']);
+    } finally {
+      await app.close();
+      await store.close();
+    }
+  });
+
+  it('creates keys that the server accepts, lists them without secrets, and revokes them at once', async () => {
+    const u = await json(env, 'user', 'create', '--email', 'keys@example.com', '--plan', 'pro');
+    const read = await json(env, 'key', 'create', '--user', u.id, '--name', 'Claude');
+    const write = await json(env, 'key', 'create', '--user', u.id, '--write');
+    assert.match(read.key, /^fol_[0-9A-Za-z]{38}$/);
+    assert.deepEqual(read.scopes, ['connector:read']);
+    assert.deepEqual(write.scopes, ['connector:read', 'connector:write']);
+    assert.deepEqual(Object.keys(read).sort(), ['id', 'key', 'scopes']);
+    const readable = await folio(env, 'key', 'create', '--user', u.id);
+    assert.match(readable.stdout, /fol_[0-9A-Za-z]{38}/);
+    await fails(env, /unknown user id/, 'key', 'create', '--user', 'user_nope');
+    await fails(env, /--user/, 'key', 'create');
+
+    const listed = await json(env, 'key', 'list', '--user', u.id);
+    assert.equal(listed.keys.length, 3);
+    assert.deepEqual(Object.keys(listed.keys[0]).sort(), ['createdAt', 'id', 'lastUsedAt', 'name', 'revokedAt', 'scopes']);
+    const text = await folio(env, 'key', 'list', '--user', u.id);
+    for (const secret of [read.key, write.key]) {
+      assert.equal(JSON.stringify(listed).includes(secret.slice(4, 30)), false);
+      assert.equal(text.stdout.includes(secret.slice(4, 30)), false);
+      assert.ok(text.stdout.includes(`fol_…${secret.slice(-4)}`), 'shows the last four characters');
+    }
+
+    const store = openSqliteStore(env.DATABASE_URL!.slice('sqlite:'.length));
+    const app = await buildApp({ config: testConfig(env), store });
+    try {
+      assert.equal((await call(app, 'GET', '/v1/me', { key: read.key })).body.key.name, 'Claude');
+      const created = await call(app, 'POST', '/v1/documents', { key: write.key, body: { title: 't', contentMarkdown: 'x' } });
+      assert.equal(created.status, 201);
+
+      const revoked = await json(env, 'key', 'revoke', read.id);
+      assert.equal(revoked.id, read.id);
+      assert.match(revoked.revokedAt, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+      const refused = await call(app, 'GET', '/v1/me', { key: read.key });
+      assert.equal(refused.status, 401, 'the running server refuses the revoked key on its next request');
+      assert.equal((await call(app, 'GET', '/v1/me', { key: write.key })).status, 200);
+      const after_ = await json(env, 'key', 'list', '--user', u.id);
+      assert.equal(after_.keys.find((k: any) => k.id === read.id).revokedAt, revoked.revokedAt);
+      assert.notEqual(after_.keys.find((k: any) => k.id === write.id).lastUsedAt, null);
+    } finally {
+      await app.close();
+      await store.close();
+    }
+    await fails(env, /unknown key id/, 'key', 'revoke', 'key_nope');
+  });
+
+  it('creates the demo workspace once, with fresh keys on every run', async () => {
+    const first = await json(env, 'demo');
+    assert.deepEqual(Object.keys(first).sort(), ['baseUrl', 'key', 'userId', 'writeKey']);
+    assert.equal(first.baseUrl, 'https://folio.test/v1');
+    const second = await json(env, 'demo');
+    assert.equal(second.userId, first.userId);
+    assert.notEqual(second.key, first.key);
+
+    const store = openSqliteStore(env.DATABASE_URL!.slice('sqlite:'.length));
+    const app = await buildApp({ config: testConfig(env), store });
+    try {
+      const me = await call(app, 'GET', '/v1/me', { key: second.key });
+      assert.equal(me.body.plan, 'pro_monthly');
+      assert.equal(me.body.organizations.length, 1, 'one team, not two');
+      const org = me.body.organizations[0].id;
+      const docs = await call(app, 'GET', '/v1/documents?limit=100', { key: second.key });
+      const teamDocs = await call(app, 'GET', `/v1/documents?limit=100&organizationId=${org}`, { key: second.key });
+      assert.equal(docs.body.count + teamDocs.body.count, 12, 'a dozen documents, created once');
+      assert.ok(docs.body.documents.some((d: any) => d.threadId !== null), 'one created from a chat');
+      const projects = await call(app, 'GET', '/v1/projects', { key: second.key });
+      assert.equal(projects.body.count, 2);
+      const teamProjects = await call(app, 'GET', `/v1/projects?organizationId=${org}`, { key: second.key });
+      assert.equal(teamProjects.body.count, 1);
+      const chats = await call(app, 'GET', '/v1/chats', { key: second.key });
+      assert.ok(chats.body.chats.every((c: any) => c.messageCount > 0));
+      const templates = await call(app, 'GET', '/v1/templates', { key: second.key });
+      assert.ok(templates.body.templates.some((t: any) => t.isSystem));
+      const teamTemplates = await call(app, 'GET', `/v1/templates?organizationId=${org}&includeSystem=false`, { key: second.key });
+      assert.equal(teamTemplates.body.count, 1);
+      const written = await call(app, 'POST', '/v1/documents', { key: second.writeKey, body: { title: 't', contentMarkdown: 'x' } });
+      assert.equal(written.status, 201);
+      const readable = await folio(env, 'demo');
+      assert.match(readable.stdout, /curl -s -H "Authorization: Bearer fol_\w+" https:\/\/folio\.test\/v1\/documents/);
+    } finally {
+      await app.close();
+      await store.close();
+    }
+  });
+
+  it('has --help on every command and group', async () => {
+    for (const argv of [[], ['user'], ['user', 'create'], ['user', 'set-plan'], ['org'], ['org', 'create'], ['org', 'set-plan'], ['org', 'add-member'], ['org', 'remove-member'], ['key'], ['key', 'create'], ['key', 'list'], ['key', 'revoke'], ['project'], ['project', 'create'], ['project', 'share'], ['template', 'create'], ['chat', 'create'], ['doc', 'create'], ['serve'], ['migrate'], ['demo']]) {
+      const r = await folio(env, ...argv, '--help');
+      assert.equal(r.code, 0, argv.join(' '));
+      assert.match(r.stdout, /^Usage: folio/, argv.join(' '));
+    }
+    const unknown = await folio(env, 'frobnicate');
+    assert.notEqual(unknown.code, 0);
+    assert.match(unknown.stderr, /unknown command/);
+  });
+
+  it('stops with a message naming a bad configuration variable', async () => {
+    const r = await folio({ DATABASE_URL: 'mysql://x' }, 'migrate');
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /^folio: DATABASE_URL: /);
+  });
+
+  it('works as a real process: one JSON object on stdout, errors on stderr with a non-zero status', async () => {
+    const exec = promisify(execFile);
+    const cli = ['--import', 'tsx', 'src/cli/index.ts'];
+    const ok = await exec(process.execPath, [...cli, 'user', 'create', '--email', 'proc@example.com', '--json'], { env: { ...process.env, ...env } });
+    assert.match(ok.stdout, /^\{"id":"user_\w+"\}\n$/);
+    await assert.rejects(
+      exec(process.execPath, [...cli, 'user', 'create', '--email', 'proc@example.com', '--json'], { env: { ...process.env, ...env } }),
+      (err: any) => err.code === 1 && err.stdout === '' && /already exists/.test(err.stderr),
+    );
+  });
+});
