@@ -7,6 +7,7 @@ import type { Config } from './config.js';
 import { systemClock, type Clock } from './domain/time.js';
 import { apiGuard } from './http/auth.js';
 import { installErrorHandling } from './http/errors.js';
+import { registerOpenApi } from './http/openapi.js';
 import { memoryLimiter, type Limiter } from './rate-limit/limiter.js';
 import type { Store } from './store/store.js';
 import { makeServices } from './api/services.js';
@@ -82,6 +83,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await store.ping();
     return { status: 'ok' };
   });
+
+  await registerOpenApi(app);
 
   const services = makeServices({ config, store, clock });
   await app.register(

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { DateTime, Limit, NullableDateTime, OrganizationId, ProjectId, ProjectRef, responses, SearchQuery, Url, Uuid } from '../common.js';
+import { chatUrlExample, ex } from '../examples.js';
 
 export const Chat = Type.Object(
   {
@@ -14,9 +15,34 @@ export const Chat = Type.Object(
   { title: 'Chat' },
 );
 
-export const ChatList = Type.Object({ chats: Type.Array(Chat), count: Type.Integer() }, { title: 'ChatList' });
+export const ChatList = Type.Object(
+  { chats: Type.Array(Chat), count: Type.Integer() },
+  {
+    title: 'ChatList',
+    examples: [
+      {
+        chats: [
+          {
+            id: ex.chatId,
+            title: 'Planning the launch',
+            createdAt: ex.createdAt,
+            updatedAt: ex.updatedAt,
+            messageCount: 24,
+            project: { id: ex.projectId, name: 'Product launch' },
+            url: chatUrlExample,
+          },
+        ],
+        count: 1,
+      },
+    ],
+  },
+);
 
 export const listChatsSchema = {
+  operationId: 'listChats',
+  summary: 'List or search chats',
+  description: 'The user\'s chat threads, newest first, or those whose title contains `q` (case-insensitive).',
+  tags: ['Workspace'],
   querystring: Type.Object({
     q: Type.Optional(SearchQuery('Case-insensitive search in chat titles.')),
     organizationId: Type.Optional(OrganizationId),

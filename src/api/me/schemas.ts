@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { responses } from '../common.js';
+import { ex } from '../examples.js';
 
 export const OrganizationRef = Type.Object(
   { id: Type.String({ description: 'Organization identifier (prefix `org_`).' }), name: Type.String() },
@@ -20,9 +21,25 @@ export const Me = Type.Object(
     }),
     organizations: Type.Array(OrganizationRef),
   },
-  { title: 'Me' },
+  {
+    title: 'Me',
+    examples: [
+      {
+        id: ex.userId,
+        name: 'Ada Lovelace',
+        email: 'ada@example.com',
+        plan: 'pro_monthly',
+        key: { name: 'Claude', scopes: ['connector:read', 'connector:write'] },
+        organizations: [{ id: ex.orgId, name: 'Acme Research' }],
+      },
+    ],
+  },
 );
 
 export const getMeSchema = {
+  operationId: 'getMe',
+  summary: 'Get the current user',
+  description: 'The user the key acts as: profile, plan, the key\'s name and scopes, and the user\'s organizations. Call it first to discover organizations.',
+  tags: ['Me'],
   response: responses({ 200: Me }, [400, 401, 402, 404, 429, 500]),
 };

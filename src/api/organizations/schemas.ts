@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { DateTime, responses } from '../common.js';
+import { ex } from '../examples.js';
 
 export const Organization = Type.Object(
   { id: Type.String({ description: 'Usable as `organizationId`.' }), name: Type.String(), createdAt: DateTime },
@@ -8,9 +9,13 @@ export const Organization = Type.Object(
 
 export const OrganizationList = Type.Object(
   { organizations: Type.Array(Organization), count: Type.Integer() },
-  { title: 'OrganizationList' },
+  { title: 'OrganizationList', examples: [{ organizations: [{ id: ex.orgId, name: 'Acme Research', createdAt: ex.createdAt }], count: 1 }] },
 );
 
 export const listOrganizationsSchema = {
+  operationId: 'listOrganizations',
+  summary: 'List organizations',
+  description: 'The organizations (teams) the user belongs to, by name. An organization\'s `id` is used as `organizationId` elsewhere.',
+  tags: ['Workspace'],
   response: responses({ 200: OrganizationList }, [400, 401, 402, 429, 500]),
 };
