@@ -38,7 +38,13 @@ export const ErrorBody = Type.Object(
   { title: 'Error' },
 );
 
-export const DocumentIdParams = Type.Object({ id: Uuid });
+export const DocumentIdParams = Type.Object({
+  id: Type.String({
+    format: 'uuid',
+    description: 'Document id (a UUID) as returned by `GET /documents`.',
+    examples: ['6f1c1a52-3b0e-4c3e-9a55-2b8f8d1f0c11'],
+  }),
+});
 
 type Status = 400 | 401 | 402 | 404 | 409 | 429 | 500;
 

@@ -90,7 +90,10 @@ export const createDocumentBody = Type.Object(
     projectId: Type.Optional(ProjectId),
     organizationId: Type.Optional(OrganizationId),
   },
-  { examples: [{ title: 'Meeting notes', contentMarkdown: '# Meeting notes\n\n- Decided to ship on Monday\n', projectId: ex.projectId }] },
+  {
+    title: 'CreateDocumentRequest',
+    examples: [{ title: 'Meeting notes', contentMarkdown: '# Meeting notes\n\n- Decided to ship on Monday\n', projectId: ex.projectId }],
+  },
 );
 
 export const createDocumentSchema = {
@@ -127,6 +130,6 @@ export const updateDocumentSchema = {
     }),
     title: Type.Optional(Title),
     organizationId: Type.Optional(OrganizationId),
-  }, { examples: [{ contentMarkdown: '# Launch plan\n\n- Freeze the API\n- Write the docs\n- Ship\n', expectedUpdatedAt: ex.updatedAt }] }),
+  }, { title: 'UpdateDocumentRequest', examples: [{ contentMarkdown: '# Launch plan\n\n- Freeze the API\n- Write the docs\n- Ship\n', expectedUpdatedAt: ex.updatedAt }] }),
   response: responses({ 200: DocumentMutationResult }, [400, 401, 402, 404, 409, 429, 500]),
 };
