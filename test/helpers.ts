@@ -6,6 +6,7 @@ import { buildApp, type AppDeps } from '../src/app.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { generateKey, hashKey, lastFour } from '../src/domain/keys.js';
 import { openSqliteStore } from '../src/store/sqlite/store.js';
+import { assertContract } from './contract.js';
 import type { Store } from '../src/store/store.js';
 
 /** A controllable clock: starts at a fixed instant, moves only when told. */
@@ -165,6 +166,9 @@ export async function call(
     },
     ...(o.body !== undefined ? { payload: typeof o.body === 'string' ? o.body : JSON.stringify(o.body) } : {}),
   });
+  // Every response of the HTTP suite must keep the OpenAPI document's promise
+  // for its operation and status; one that drifts fails the test here.
+  assertContract(app, { method: String(method), url, status: res.statusCode, headers: res.headers, body: res.body });
   let json: any;
   try {
     json = res.body === '' ? undefined : JSON.parse(res.body);
