@@ -1,0 +1,281 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { ERROR_CODES } from '../src/errors.js';
+import { buildContract, contractOf } from './contract.js';
+import { call, setup, type TestContext } from './helpers.js';
+
+const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
+
+type Json = Record<string, any>;
+
+/** The spec's summary table: method, path, scope, success status and schema, error statuses. */
+const OPERATIONS = {
+  getMe: ['get', '/me', 'connector:read', 200, 'Me', [400, 401, 402, 404, 429, 500]],
+  listDocuments: ['get', '/documents', 'connector:read', 200, 'DocumentList', [400, 401, 402, 429, 500]],
+  createDocument: ['post', '/documents', 'connector:write', 201, 'DocumentMutationResult', [400, 401, 402, 404, 429, 500]],
+  getDocument: ['get', '/documents/{id}', 'connector:read', 200, 'Document', [400, 401, 402, 404, 429, 500]],
+  updateDocument: ['patch', '/documents/{id}', 'connector:write', 200, 'DocumentMutationResult', [400, 401, 402, 404, 409, 429, 500]],
+  listProjects: ['get', '/projects', 'connector:read', 200, 'ProjectList', [400, 401, 402, 429, 500]],
+  listTemplates: ['get', '/templates', 'connector:read', 200, 'TemplateList', [400, 401, 402, 429, 500]],
+  listOrganizations: ['get', '/organizations', 'connector:read', 200, 'OrganizationList', [400, 401, 402, 429, 500]],
+  listChats: ['get', '/chats', 'connector:read', 200, 'ChatList', [400, 401, 402, 429, 500]],
+} as const;
+
+type OperationId = keyof typeof OPERATIONS;
+
+const ORG = { in: 'query', name: 'organizationId', required: false, type: 'string' };
+const LIMIT = (d: number) => ({ in: 'query', name: 'limit', required: false, type: 'integer', minimum: 1, maximum: 100, default: d });
+const Q = { in: 'query', name: 'q', required: false, type: 'string', minLength: 1, maxLength: 200 };
+const PROJECT = { in: 'query', name: 'projectId', required: false, type: 'string' };
+
+/** Every parameter the spec lists, with its type, bounds and default. */
+const PARAMETERS: Record<OperationId, Json[]> = {
+  getMe: [],
+  listDocuments: [Q, ORG, PROJECT, LIMIT(20)],
+  createDocument: [],
+  getDocument: [{ in: 'path', name: 'id', required: true, type: 'string', format: 'uuid' }, ORG],
+  updateDocument: [{ in: 'path', name: 'id', required: true, type: 'string', format: 'uuid' }],
+  listProjects: [ORG, LIMIT(50)],
+  listTemplates: [ORG, { in: 'query', name: 'includeSystem', required: false, type: 'string', enum: ['true', 'false'], default: 'true' }, LIMIT(50)],
+  listOrganizations: [],
+  listChats: [Q, ORG, PROJECT, LIMIT(20)],
+};
+
+const escapePointer = (s: string) => s.replaceAll('~', '~0').replaceAll('/', '~1');
+const JSON_MEDIA = escapePointer('application/json');
+
+describe('OpenAPI document', () => {
+  let t: TestContext;
+  let doc: Json;
+  const op = (id: OperationId): Json => {
+    const [method, path] = OPERATIONS[id];
+    return doc.paths[path][method];
+  };
+  const component = (ref: string) => doc.components.schemas[ref.replace('#/components/schemas/', '')];
+
+  before(async () => {
+    t = await setup();
+    const res = await call(t.app, 'GET', '/v1/openapi.json');
+    assert.equal(res.status, 200);
+    doc = res.body;
+  });
+  after(() => t.close());
+
+  it('is served at /v1/openapi.json without a key, as JSON, even with a bad key', async () => {
+    const res = await call(t.app, 'GET', '/v1/openapi.json', { key: 'fol_not-a-key' });
+    assert.equal(res.status, 200);
+    assert.match(String(res.headers['content-type']), /^application\/json/);
+    assert.equal(res.body.openapi, '3.1.0');
+    assert.equal(res.body.info.version, '1.0.0');
+    assert.deepEqual(res.body.servers.map((s: Json) => s.url), ['/v1']);
+  });
+
+  it('validates against the OpenAPI 3.1 meta-schema', async () => {
+    const validator = new Validator();
+    const result = await validator.validate(structuredClone(doc));
+    assert.equal(result.valid, true, JSON.stringify(result.errors, null, 2));
+    assert.equal(validator.version, '3.1');
+  });
+
+  it('has schemas that are valid JSON Schema 2020-12 under Ajv strict mode', () => {
+    const ajv = addFormats(new Ajv2020({ strict: true, allErrors: true }));
+    // The components as `$defs` of one schema, so that strict mode sees only JSON Schema keywords.
+    const $defs = JSON.parse(JSON.stringify(doc.components.schemas).replaceAll('"#/components/schemas/', '"#/$defs/'));
+    ajv.addSchema({ $id: 'https://folio.invalid/components', $defs });
+    for (const name of Object.keys(doc.components.schemas)) {
+      assert.doesNotThrow(() => ajv.compile({ $ref: `https://folio.invalid/components#/$defs/${name}` }), name);
+    }
+    for (const [path, item] of Object.entries<Json>(doc.paths)) {
+      for (const [method, operation] of Object.entries<Json>(item)) {
+        for (const p of operation.parameters ?? []) {
+          assert.equal(ajv.validateSchema(p.schema), true, `${method} ${path} ${p.name}: ${ajv.errorsText()}`);
+          assert.doesNotThrow(() => ajv.compile(p.schema), `${method} ${path} ${p.name}`);
+        }
+      }
+    }
+  });
+
+  it('has exactly the nine operations of the spec, with their operationIds, methods and paths', () => {
+    const found: string[] = [];
+    for (const [path, item] of Object.entries<Json>(doc.paths)) {
+      for (const [method, operation] of Object.entries<Json>(item)) found.push(`${operation.operationId} ${method} ${path}`);
+    }
+    const expected = Object.entries(OPERATIONS).map(([id, [method, path]]) => `${id} ${method} ${path}`);
+    assert.deepEqual(found.sort(), expected.sort());
+  });
+
+  it('hides the routes that are not API operations', () => {
+    for (const path of Object.keys(doc.paths)) assert.doesNotMatch(path, /healthz|openapi|docs|^\/v1/);
+  });
+
+  it('declares the bearer scheme and the scope each operation needs, in its security and its description', () => {
+    assert.deepEqual(doc.components.securitySchemes.bearerAuth, { ...doc.components.securitySchemes.bearerAuth, type: 'http', scheme: 'bearer' });
+    assert.deepEqual(doc.security, [{ bearerAuth: [] }]);
+    for (const [id, [, , scope]] of Object.entries(OPERATIONS)) {
+      const operation = op(id as OperationId);
+      assert.deepEqual(operation.security, [{ bearerAuth: [scope] }], id);
+      assert.ok(operation.description.includes(`\`${scope}\``), `${id}: description names ${scope}`);
+      assert.ok(operation.summary, `${id} has a summary`);
+      assert.ok(operation.tags?.length, `${id} has a tag`);
+    }
+  });
+
+  it('states every parameter with its type, bounds and default', () => {
+    for (const [id, expected] of Object.entries(PARAMETERS)) {
+      const actual = (op(id as OperationId).parameters ?? []).map((p: Json) => ({ in: p.in, name: p.name, required: p.required, ...p.schema }));
+      assert.equal(actual.length, expected.length, `${id}: ${actual.map((p: Json) => p.name).join(', ')}`);
+      for (const want of expected) {
+        const got = actual.find((p: Json) => p.name === want.name && p.in === want.in);
+        assert.ok(got, `${id}: parameter ${want.name}`);
+        for (const [k, v] of Object.entries(want)) assert.deepEqual(got[k], v, `${id} ${want.name}.${k}`);
+      }
+      for (const p of op(id as OperationId).parameters ?? []) assert.ok(p.description, `${id} ${p.name} has a description`);
+    }
+    const org = op('listDocuments').parameters.find((p: Json) => p.name === 'organizationId');
+    assert.equal(org.schema.pattern, '^org_[0-9A-Za-z]{1,64}$');
+  });
+
+  it('describes the request bodies with their bounds', () => {
+    const create = component(op('createDocument').requestBody.content['application/json'].schema.$ref);
+    assert.equal(op('createDocument').requestBody.required, true);
+    assert.deepEqual(create.required, ['title', 'contentMarkdown']);
+    assert.deepEqual([create.properties.title.minLength, create.properties.title.maxLength], [1, 200]);
+    assert.equal(create.properties.contentMarkdown.minLength, 1);
+    assert.equal(create.properties.contentMarkdown.pattern, '\\S');
+    assert.ok(create.properties.projectId && create.properties.organizationId);
+
+    const update = component(op('updateDocument').requestBody.content['application/json'].schema.$ref);
+    assert.deepEqual(update.required, ['contentMarkdown', 'expectedUpdatedAt']);
+    assert.deepEqual(update.properties.expectedUpdatedAt.anyOf, [{ format: 'date-time', type: 'string', examples: ['2026-05-04T09:30:00.000Z'] }, { type: 'null' }]);
+    assert.deepEqual([update.properties.title.minLength, update.properties.title.maxLength], [1, 200]);
+  });
+
+  it('lists each success and each error status of the spec, errors with the Error schema and its code enum', () => {
+    const error = doc.components.schemas.Error;
+    assert.deepEqual(error.properties.error.properties.code, { type: 'string', enum: [...ERROR_CODES] });
+    assert.deepEqual(error.properties.error.required, ['code', 'message']);
+    for (const [id, [, , , success, schema, errors]] of Object.entries(OPERATIONS)) {
+      const responses = op(id as OperationId).responses;
+      assert.deepEqual(Object.keys(responses).map(Number).sort(), [success, ...errors].sort(), id);
+      assert.equal(responses[success].content['application/json'].schema.$ref, `#/components/schemas/${schema}`, id);
+      for (const status of errors) {
+        const response = responses[status];
+        assert.equal(response.content['application/json'].schema.$ref, '#/components/schemas/Error', `${id} ${status}`);
+        assert.ok(response.description.length > 10, `${id} ${status} has a description`);
+      }
+      const retryAfter = responses[429].headers['Retry-After'];
+      assert.equal(retryAfter.required, true, `${id}: 429 requires Retry-After`);
+      assert.equal(retryAfter.schema.type, 'integer');
+    }
+  });
+
+  it('names its schemas as components', () => {
+    for (const name of ['Me', 'OrganizationRef', 'Organization', 'DocumentSummary', 'Document', 'ProjectRef', 'DocumentMutationResult', 'Project', 'Template', 'Chat', 'Error']) {
+      assert.equal(doc.components.schemas[name]?.type, 'object', name);
+    }
+    const summary = doc.components.schemas.DocumentList.properties.documents.items;
+    assert.deepEqual(summary, { $ref: '#/components/schemas/DocumentSummary' });
+  });
+
+  it('has an example for each request body and each response, and every example matches its schema', () => {
+    const contract = contractOf(t.app);
+    let checked = 0;
+    for (const [path, item] of Object.entries<Json>(doc.paths)) {
+      for (const [method, operation] of Object.entries<Json>(item)) {
+        const at = `/paths/${escapePointer(path)}/${method}`;
+        if (operation.requestBody) {
+          const media = operation.requestBody.content['application/json'];
+          assert.notEqual(media.example, undefined, `${operation.operationId} request body example`);
+          assert.deepEqual(contract.validateAt(`${at}/requestBody/content/${JSON_MEDIA}/schema`, media.example), [], `${operation.operationId} body example`);
+          checked++;
+        }
+        for (const [status, response] of Object.entries<Json>(operation.responses)) {
+          const media = response.content['application/json'];
+          assert.notEqual(media.example, undefined, `${operation.operationId} ${status} example`);
+          assert.deepEqual(contract.validateAt(`${at}/responses/${status}/content/${JSON_MEDIA}/schema`, media.example), [], `${operation.operationId} ${status} example`);
+          if (status.startsWith('4') || status.startsWith('5')) assert.equal(media.example.error.code.length > 0, true);
+          checked++;
+        }
+        for (const [i, p] of (operation.parameters ?? []).entries()) {
+          if (p.example !== undefined) {
+            assert.deepEqual(contract.validateAt(`${at}/parameters/${i}/schema`, p.example), [], `${operation.operationId} ${p.name} example`);
+          }
+        }
+      }
+    }
+    assert.equal(checked, 2 + 9 + Object.values(OPERATIONS).reduce((n, o) => n + o[5].length, 0));
+  });
+
+  it('is the very document the reference page loads', async () => {
+    const page = await call(t.app, 'GET', '/v1/docs/openapi.json');
+    assert.equal(page.status, 200);
+    assert.deepEqual(page.body, doc);
+  });
+});
+
+describe('Contract checks of the test helper', () => {
+  let t: TestContext;
+  before(async () => {
+    t = await setup();
+  });
+  after(() => t.close());
+
+  it('fail a call() whose response drifts from the document', async () => {
+    // The store takes any text as an e-mail; the API promises the email format.
+    const user = await t.make.user({ email: 'not an e-mail address' });
+    const { secret } = await t.make.key(user.id);
+    await assert.rejects(call(t.app, 'GET', '/v1/me', { key: secret }), /breaks the OpenAPI contract of getMe[\s\S]*\/email must match format "email"/);
+  });
+
+  it('let responses that keep the contract through, including errors', async () => {
+    const user = await t.make.user();
+    const { secret } = await t.make.key(user.id);
+    assert.equal((await call(t.app, 'GET', '/v1/me', { key: secret })).status, 200);
+    assert.equal((await call(t.app, 'GET', '/v1/documents?limit=0', { key: secret })).status, 400);
+    assert.equal((await call(t.app, 'POST', '/v1/documents', { key: secret, body: { title: 'x', contentMarkdown: 'y' } })).status, 401);
+    assert.equal((await call(t.app, 'GET', '/v1/documents/6f1c1a52-3b0e-4c3e-9a55-2b8f8d1f0c11', { key: secret })).status, 404);
+  });
+
+  it('skip requests that match no operation (the not-found handler, /healthz, the docs)', async () => {
+    const contract = contractOf(t.app);
+    for (const [method, url] of [
+      ['GET', '/v1/nowhere'],
+      ['DELETE', '/v1/documents/6f1c1a52-3b0e-4c3e-9a55-2b8f8d1f0c11'],
+      ['GET', '/v1/documents/'],
+      ['GET', '/healthz'],
+      ['GET', '/v1/openapi.json'],
+      ['HEAD', '/v1/me'],
+    ] as const) {
+      assert.equal(contract.operationFor(method, url), null, `${method} ${url}`);
+      const res = await call(t.app, method, url);
+      assert.ok(res.status === 200 || res.status === 404 || res.status === 401, `${method} ${url}: ${res.status}`);
+    }
+    assert.equal(contract.operationFor('GET', '/v1/documents/abc?organizationId=org_1')?.operationId, 'getDocument');
+    assert.equal(contract.operationFor('patch', '/v1/documents/abc')?.operationId, 'updateDocument');
+  });
+
+  it('report undocumented statuses, missing Retry-After, wrong media types and bad bodies', () => {
+    const contract = buildContract(contractOf(t.app).document);
+    const json = { 'content-type': 'application/json; charset=utf-8', 'x-request-id': 'r1' };
+    const error = (code: string) => JSON.stringify({ error: { code, message: 'm' } });
+    const check = (status: number, headers: Json, body: string, method = 'GET', url = '/v1/chats') =>
+      contract.check({ method, url, status, headers, body });
+
+    assert.deepEqual(check(400, json, error('invalid_request')), []);
+    assert.match(check(418, json, error('invalid_request'))!.join(), /status 418 is not documented/);
+    assert.match(check(409, json, error('conflict'))!.join(), /status 409 is not documented/);
+    assert.deepEqual(check(409, json, error('conflict'), 'PATCH', '/v1/documents/x'), []);
+    assert.match(check(429, json, error('rate_limited'))!.join(), /required header Retry-After is missing/);
+    assert.deepEqual(check(429, { ...json, 'retry-after': '17' }, error('rate_limited')), []);
+    assert.match(check(429, { ...json, 'retry-after': 'soon' }, error('rate_limited'))!.join(), /header Retry-After/);
+    assert.match(check(400, { ...json, 'content-type': 'text/plain' }, error('invalid_request'))!.join(), /content-type/);
+    assert.match(check(400, json, 'oops')!.join(), /not JSON/);
+    assert.match(check(400, json, error('teapot'))!.join(), /code must be equal to one of the allowed values/);
+    assert.match(check(200, json, JSON.stringify({ chats: [] }))!.join(), /must have required property 'count'/);
+    assert.match(check(200, { 'content-type': 'application/json' }, JSON.stringify({ chats: [], count: 0 }))!.join(), /X-Request-Id is missing/);
+    assert.equal(check(404, json, error('not_found'), 'GET', '/v1/nowhere'), null);
+  });
+});
