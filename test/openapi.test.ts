@@ -149,7 +149,8 @@ describe('OpenAPI document', () => {
 
     const update = component(op('updateDocument').requestBody.content['application/json'].schema.$ref);
     assert.deepEqual(update.required, ['contentMarkdown', 'expectedUpdatedAt']);
-    assert.deepEqual(update.properties.expectedUpdatedAt.anyOf, [{ format: 'date-time', type: 'string', examples: ['2026-05-04T09:30:00.000Z'] }, { type: 'null' }]);
+    assert.deepEqual(update.properties.expectedUpdatedAt.type, ['string', 'null']);
+    assert.equal(update.properties.expectedUpdatedAt.format, 'date-time');
     assert.deepEqual([update.properties.title.minLength, update.properties.title.maxLength], [1, 200]);
   });
 
@@ -178,6 +179,10 @@ describe('OpenAPI document', () => {
     }
     const summary = doc.components.schemas.DocumentList.properties.documents.items;
     assert.deepEqual(summary, { $ref: '#/components/schemas/DocumentSummary' });
+    // Nullable fields are typed `[type, 'null']`; a nullable reference stays a union.
+    const document = doc.components.schemas.Document.properties;
+    assert.deepEqual(document.updatedAt, { format: 'date-time', examples: ['2026-05-04T09:30:00.000Z'], type: ['string', 'null'] });
+    assert.deepEqual(document.project, { anyOf: [{ $ref: '#/components/schemas/ProjectRef' }, { type: 'null' }] });
   });
 
   it('has an example for each request body and each response, and every example matches its schema', () => {

@@ -79,9 +79,12 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
     configuration: {
       pageTitle: 'Folio — Document Workspace API reference',
       // Offline: no fonts from fonts.scalar.com, no telemetry, no developer
-      // toolbar (it links to scalar.com services); the bundle is served locally.
+      // toolbar or AI agent (they call scalar.com services); the bundle is
+      // served locally.
       withDefaultFonts: false,
       telemetry: false,
+      // The "Ask AI" agent (enabled by default on localhost) calls scalar.com.
+      agent: { disabled: true },
       showDeveloperTools: 'never',
       hideClientButton: false,
       defaultOpenAllTags: true,
@@ -148,7 +151,7 @@ export function finishDocument(doc: Json): Json {
       }
     }
   }
-  doc.paths = literalUnionsToEnums(doc.paths);
+  doc.paths = nullableTypes(literalUnionsToEnums(doc.paths));
   const named: Record<string, Json> = { ...doc.components?.schemas };
   doc.paths = hoistNamedSchemas(doc.paths, named);
   doc.components = { ...doc.components, schemas: Object.fromEntries(Object.entries(named).sort(([a], [b]) => a.localeCompare(b))) };
@@ -187,6 +190,28 @@ function literalUnionsToEnums(node: unknown): any {
   }
   return out;
 }
+
+/**
+ * `anyOf: [{type: 'string', …}, {type: 'null'}]` (TypeBox's nullable) becomes
+ * `type: ['string', 'null']`, the form OpenAPI 3.1 tools render and name best.
+ * Only keywords that ignore `null` (format, bounds, annotations) may come along.
+ */
+function nullableTypes(node: unknown): any {
+  if (Array.isArray(node)) return node.map(nullableTypes);
+  if (!isObject(node)) return node;
+  const out: Json = {};
+  for (const [k, v] of Object.entries(node)) out[k] = nullableTypes(v);
+  const members = out.anyOf;
+  if (!Array.isArray(members) || members.length !== 2) return out;
+  const nullIndex = members.findIndex((m) => isObject(m) && m.type === 'null' && Object.keys(m).length === 1);
+  const other = members[1 - nullIndex];
+  if (nullIndex < 0 || !isObject(other) || typeof other.type !== 'string' || !Object.keys(other).every((k) => NULL_SAFE.has(k))) return out;
+  const { anyOf: _anyOf, ...rest } = out;
+  if (Object.keys(other).some((k) => k !== 'type' && k in rest)) return out;
+  return { ...other, ...rest, type: [other.type, 'null'] };
+}
+
+const NULL_SAFE = new Set(['type', 'format', 'minLength', 'maxLength', 'pattern', 'minimum', 'maximum', 'examples', 'description', 'title']);
 
 /** The value of `{const: 'a'}` or `{enum: ['a']}` (with `type: 'string'` at most), else undefined. */
 function stringLiteral(schema: unknown): string | undefined {
