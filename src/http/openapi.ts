@@ -97,7 +97,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
 // Post-processing of the generated document
 
 const ERROR_DESCRIPTIONS: Record<string, [code: string, description: string, example: string]> = {
-  '400': ['invalid_request', 'The query string, path or body failed validation.', 'query parameter limit: must be <= 100.'],
+  '400': ['invalid_request', 'The query string, path or body failed validation.', 'The request is not valid.'],
   '401': [
     'unauthorized',
     'The API key is missing, malformed, revoked or unknown, or a read-only key was used on a write endpoint.',
@@ -143,7 +143,7 @@ export function finishDocument(doc: Json): Json {
   for (const pathItem of Object.values<Json>(doc.paths ?? {})) {
     for (const operation of Object.values<Json>(pathItem)) {
       for (const [status, response] of Object.entries<Json>(operation.responses ?? {})) {
-        describeResponse(status, response);
+        describeResponse(status, response, operation);
       }
       // A parameter with a default may be left out: validation fills it in.
       for (const parameter of operation.parameters ?? []) {
@@ -158,11 +158,12 @@ export function finishDocument(doc: Json): Json {
   return doc;
 }
 
-function describeResponse(status: string, response: Json): void {
+function describeResponse(status: string, response: Json, operation: Json): void {
   const media = response.content?.['application/json'];
   const error = ERROR_DESCRIPTIONS[status];
   if (error) {
-    const [code, description, message] = error;
+    const [code, description, example] = error;
+    const message = status === '400' ? invalidRequestExample(operation) : example;
     response.description = `\`${code}\`: ${description}`;
     if (media && media.example === undefined) media.example = { error: { code, message } };
   } else if (SUCCESS_DESCRIPTIONS[status] && response.description === 'Default Response') {
@@ -172,6 +173,15 @@ function describeResponse(status: string, response: Json): void {
   // so 401 and 402 answers do not carry them.
   const rate = status === '401' || status === '402' ? {} : RATE_HEADERS;
   response.headers = status === '429' ? { 'Retry-After': RETRY_AFTER, ...rate, ...REQUEST_ID } : { ...rate, ...REQUEST_ID };
+}
+
+/** A message like the ones Folio gives for this operation's most likely mistake. */
+function invalidRequestExample(operation: Json): string {
+  if (operation.requestBody) return 'body field title: must NOT have more than 200 characters.';
+  const names = new Set((operation.parameters ?? []).map((p: Json) => p.name));
+  if (names.has('id')) return 'path parameter id: must match format "uuid".';
+  if (names.has('limit')) return 'query parameter limit: must be <= 100.';
+  return 'The request is not valid.';
 }
 
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
