@@ -1,6 +1,6 @@
 import type { Store } from '../store.js';
 import { adminQueries } from './admin.js';
-import { migrate, openDatabase } from './database.js';
+import { migrate, openDatabase, type Db } from './database.js';
 import { documentQueries } from './documents.js';
 import { workspaceQueries } from './workspace.js';
 
@@ -12,6 +12,11 @@ import { workspaceQueries } from './workspace.js';
 export function openSqliteStore(file: string): Store {
   const db = openDatabase(file);
   migrate(db);
+  return sqliteStoreOn(db);
+}
+
+/** The store over an open, migrated database. */
+export function sqliteStoreOn(db: Db): Store {
   return {
     dialect: 'sqlite',
     async migrate() {

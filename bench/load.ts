@@ -1,0 +1,111 @@
+/**
+ * The load generator, run by bench/run.ts as its own process on its own core:
+ * a warm-up, then a measured run of one scenario against one server. Prints
+ * the measurement as JSON on stdout.
+ */
+import { readFileSync } from 'node:fs';
+import autocannon, { type AutocannonRequest, type Result } from 'autocannon';
+import Database from 'better-sqlite3';
+import type { Manifest } from './generate.js';
+import { requestSource, writeBodies, type Req } from './scenarios.js';
+
+export interface LoadSpec {
+  url: string;
+  scenario: string;
+  connections: number;
+  warmupSeconds: number;
+  durationSeconds: number;
+  manifestFile: string;
+  /** The server's database, read to learn each document's current updatedAt before a PATCH. */
+  dbFile: string;
+}
+
+export interface LoadResult {
+  requests: number;
+  seconds: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  max: number;
+  /** Responses by status code, and connection errors and timeouts. */
+  statuses: Record<string, number>;
+  errors: number;
+  timeouts: number;
+}
+
+function percentile(sorted: Float64Array, p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+function toAutocannon(next: () => Req): AutocannonRequest {
+  return {
+    setupRequest: () => {
+      const r = next();
+      const headers: Record<string, string> = { authorization: `Bearer ${r.key}` };
+      if (r.body !== undefined) headers['content-type'] = 'application/json';
+      return { method: r.method, path: r.path, headers, body: r.body };
+    },
+  };
+}
+
+async function measure(spec: LoadSpec, next: () => Req, seconds: number, record: boolean): Promise<LoadResult> {
+  let latencies = new Float64Array(1 << 16);
+  let count = 0;
+  const statuses: Record<string, number> = {};
+  const started = process.hrtime.bigint();
+  const result = await new Promise<Result>((resolve, reject) => {
+    const instance = autocannon(
+      { url: spec.url, connections: spec.connections, duration: seconds, timeout: 30, requests: [toAutocannon(next)] },
+      (err, res) => (err ? reject(err) : resolve(res)),
+    );
+    instance.on('response', (_client: unknown, status: number, _bytes: number, ms: number) => {
+      statuses[status] = (statuses[status] ?? 0) + 1;
+      if (!record) return;
+      if (count === latencies.length) {
+        const bigger = new Float64Array(latencies.length * 2);
+        bigger.set(latencies);
+        latencies = bigger;
+      }
+      latencies[count++] = ms;
+    });
+  });
+  const elapsed = Number(process.hrtime.bigint() - started) / 1e9;
+  const sorted = latencies.subarray(0, count).sort();
+  const ok = Object.entries(statuses).reduce((n, [s, c]) => (s.startsWith('2') ? n + c : n), 0);
+  return {
+    requests: count,
+    seconds: elapsed,
+    rps: ok / elapsed,
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    max: count > 0 ? sorted[count - 1]! : NaN,
+    statuses,
+    errors: result.errors,
+    timeouts: result.timeouts,
+  };
+}
+
+export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
+  const manifest = JSON.parse(readFileSync(spec.manifestFile, 'utf8')) as Manifest;
+  const db = new Database(spec.dbFile, { fileMustExist: true });
+  db.pragma('busy_timeout = 5000');
+  const updatedAt = db.prepare('SELECT updated_at FROM documents WHERE id = ?').pluck();
+  const next = requestSource(spec.scenario, manifest, {
+    manifest,
+    bodies: writeBodies(64),
+    currentUpdatedAt: (id) => (updatedAt.get(id) as string | null | undefined) ?? null,
+  });
+  try {
+    if (spec.warmupSeconds > 0) await measure(spec, next, spec.warmupSeconds, false);
+    return await measure(spec, next, spec.durationSeconds, true);
+  } finally {
+    db.close();
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const spec = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as LoadSpec;
+  const result = await runLoad(spec);
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+}

@@ -1,0 +1,62 @@
+/**
+ * Summarizes a V8 CPU profile (from `npm run bench -- --profile`): where the
+ * time went, by function (self time) and by package or Folio file.
+ *
+ *   tsx bench/profile.ts bench/results/<run>/profiles/<scenario>.cpuprofile [--top 30]
+ */
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+
+interface Node {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+
+interface Profile {
+  nodes: Node[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+function area(url: string, name: string): string {
+  if (url === '') return name.startsWith('(') ? name : 'native';
+  const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
+  if (pkg) return pkg[1]!;
+  const folio = /\/(src\/.+)$/.exec(url);
+  if (folio) return folio[1]!;
+  if (url.startsWith('node:')) return 'node:' + url.slice(5).split('/')[0];
+  return url;
+}
+
+export function summarize(profile: Profile, top = 30): string {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const self = new Map<number, number>();
+  profile.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+  const total = [...self.values()].reduce((a, b) => a + b, 0);
+  const fn = new Map<string, number>();
+  const areas = new Map<string, number>();
+  for (const [id, t] of self) {
+    const n = byId.get(id)!;
+    const { functionName, url, lineNumber } = n.callFrame;
+    const key = `${functionName || '(anonymous)'}  ${url ? `${url.replace(/^.*\/(node_modules|src|bench)\//, '$1/')}:${lineNumber + 1}` : ''}`;
+    fn.set(key, (fn.get(key) ?? 0) + t);
+    const a = area(url, functionName);
+    areas.set(a, (areas.get(a) ?? 0) + t);
+  }
+  const pct = (t: number) => `${((100 * t) / total).toFixed(1).padStart(5)} %`;
+  const list = (m: Map<string, number>, n: number) =>
+    [...m.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, n)
+      .map(([k, t]) => `${pct(t)}  ${k}`)
+      .join('\n');
+  return `total ${(total / 1e6).toFixed(1)} s sampled\n\nby area (self time):\n${list(areas, 20)}\n\nby function (self time):\n${list(fn, top)}\n`;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { values, positionals } = parseArgs({ allowPositionals: true, options: { top: { type: 'string', default: '30' } } });
+  for (const file of positionals) {
+    process.stdout.write(`== ${file}\n${summarize(JSON.parse(readFileSync(file, 'utf8')) as Profile, Number(values.top))}\n`);
+  }
+}

@@ -1,0 +1,95 @@
+/** The benchmark's results as a table, JSON and Markdown, with each target checked. */
+import type { LoadResult } from './load.js';
+import { MAX_RSS_MB, type Targets } from './scenarios.js';
+
+export interface Measured extends LoadResult {
+  /** Highest resident set size of the server during warm-up and measurement. */
+  rssMb: number;
+}
+
+export interface ScenarioReport {
+  id: string;
+  title: string;
+  targets: Targets;
+  folio: Measured;
+  ceiling: Measured;
+}
+
+export interface RunReport {
+  startedAt: string;
+  machine: { cpus: number; cpu: string; node: string };
+  options: Record<string, unknown>;
+  data: {
+    docs: number;
+    generationSeconds: number;
+    databaseMb: number;
+    words: { common: { word: string; docs: number }; rare: { word: string; docs: number } };
+    callers: { name: string; scoped: boolean; documents: number }[];
+  };
+  scenarios: ScenarioReport[];
+}
+
+export const ratio = (s: ScenarioReport) => s.folio.rps / s.ceiling.rps;
+
+/** Each target of the scenario, met or missed, in words. */
+export function verdicts(s: ScenarioReport): { target: string; met: boolean }[] {
+  const out: { target: string; met: boolean }[] = [];
+  const t = s.targets;
+  if (t.ratio !== undefined) out.push({ target: `≥ ${t.ratio * 100} % of ceiling`, met: ratio(s) >= t.ratio });
+  if (t.minRps !== undefined) out.push({ target: `≥ ${t.minRps} req/s`, met: s.folio.rps >= t.minRps });
+  if (t.maxP99Ms !== undefined) out.push({ target: `p99 ≤ ${t.maxP99Ms} ms`, met: s.folio.p99 <= t.maxP99Ms });
+  out.push({ target: `RSS ≤ ${MAX_RSS_MB} MB`, met: s.folio.rssMb <= MAX_RSS_MB });
+  return out;
+}
+
+const failures = (m: LoadResult) =>
+  Object.entries(m.statuses)
+    .filter(([status]) => !status.startsWith('2'))
+    .reduce((n, [, c]) => n + c, 0) +
+  m.errors +
+  m.timeouts;
+
+function rows(reports: ScenarioReport[]): string[][] {
+  return reports.map((s) => [
+    s.id,
+    s.folio.rps.toFixed(0),
+    s.folio.p50.toFixed(2),
+    s.folio.p99.toFixed(2),
+    s.ceiling.rps.toFixed(0),
+    `${(ratio(s) * 100).toFixed(0)} %`,
+    s.folio.rssMb.toFixed(0),
+    String(failures(s.folio)),
+    verdicts(s)
+      .map((v) => `${v.met ? 'met' : 'MISSED'}: ${v.target}`)
+      .join('; '),
+  ]);
+}
+
+const HEAD = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'ceiling req/s', 'ratio', 'RSS MB', 'failed', 'targets'];
+
+/** A plain-text table for the terminal. */
+export function formatTable(reports: ScenarioReport[]): string {
+  const all = [HEAD, ...rows(reports)];
+  const widths = HEAD.map((_, i) => Math.max(...all.map((r) => r[i]!.length)));
+  return all.map((r) => r.map((cell, i) => (i === 0 || i === r.length - 1 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ').trimEnd()).join('\n');
+}
+
+export function formatMarkdown(r: RunReport): string {
+  const table = [HEAD, HEAD.map(() => '---'), ...rows(r.scenarios)].map((row) => `| ${row.join(' | ')} |`).join('\n');
+  const o = r.options;
+  return `# Folio load benchmark, ${r.startedAt}
+
+${r.data.docs} documents (generated in ${r.data.generationSeconds.toFixed(1)} s, ${r.data.databaseMb.toFixed(0)} MB);
+search words "${r.data.words.common.word}" (in ${r.data.words.common.docs} documents) and "${r.data.words.rare.word}" (in ${r.data.words.rare.docs}).
+${o.connections} connections, ${o.warmup} s warm-up, ${o.duration} s measured per scenario and server;
+Folio on core ${o.serverCore} with LOG_LEVEL=${o.logLevel}, load on core ${o.loadCore}.
+Machine: ${r.machine.cpus} × ${r.machine.cpu}, Node ${r.machine.node}.
+
+${table}
+
+Callers (requests rotate over them): ${r.data.callers.map((c) => `${c.name} (${c.documents} documents sampled)`).join('; ')}.
+
+Ceiling: a bare node:http server on the same core replaying Folio's captured responses.
+Latencies are measured by the load generator, from sending a request to receiving its response.
+`;
+}

@@ -1,0 +1,39 @@
+import type { Store } from '../store.js';
+import { migrate, openDatabase } from './database.js';
+import { sqliteStoreOn } from './store.js';
+
+export interface BulkLoader {
+  /** The ordinary store: every row is written by its own methods. */
+  store: Store;
+  /**
+   * Runs `fn` in one transaction. Store methods called inside it (without
+   * awaiting: they do their work synchronously) become savepoints of that
+   * transaction instead of committing one by one.
+   */
+  batch(fn: () => void): void;
+  /** Checkpoints the log into the database file and closes it. */
+  close(): void;
+}
+
+/**
+ * For loading large data sets into a fresh database (the load benchmark's
+ * generator), not for serving: commits are not synced until `close`, so a
+ * crash in the middle leaves a database to throw away.
+ */
+export function openSqliteBulkLoader(file: string): BulkLoader {
+  const db = openDatabase(file);
+  migrate(db);
+  db.pragma('synchronous = OFF');
+  const store = sqliteStoreOn(db);
+  return {
+    store,
+    batch(fn) {
+      db.transaction(fn)();
+    },
+    close() {
+      db.pragma('synchronous = FULL');
+      db.pragma('wal_checkpoint(TRUNCATE)');
+      db.close();
+    },
+  };
+}
