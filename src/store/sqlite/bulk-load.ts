@@ -6,11 +6,11 @@ export interface BulkLoader {
   /** The ordinary store: every row is written by its own methods. */
   store: Store;
   /**
-   * Runs `fn` in one transaction. Store methods called inside it (without
-   * awaiting: they do their work synchronously) become savepoints of that
-   * transaction instead of committing one by one.
+   * Runs `fn` in one transaction: store methods called inside it become
+   * savepoints of that transaction instead of committing one by one. Nothing
+   * else may use the store until it settles.
    */
-  batch(fn: () => void): void;
+  batch(fn: () => Promise<void>): Promise<void>;
   /** Checkpoints the log into the database file and closes it. */
   close(): void;
 }
@@ -27,8 +27,15 @@ export function openSqliteBulkLoader(file: string): BulkLoader {
   const store = sqliteStoreOn(db);
   return {
     store,
-    batch(fn) {
-      db.transaction(fn)();
+    async batch(fn) {
+      db.exec('BEGIN IMMEDIATE');
+      try {
+        await fn();
+        db.exec('COMMIT');
+      } catch (err) {
+        if (db.inTransaction) db.exec('ROLLBACK');
+        throw err;
+      }
     },
     close() {
       db.pragma('synchronous = FULL');

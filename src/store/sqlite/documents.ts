@@ -9,8 +9,8 @@ import type {
   Viewer,
 } from '../store.js';
 import type { Db } from './database.js';
-import { ftsMatch } from './search.js';
-import { contentBranches, contentVisible, projectVisible, type ScopeKind } from './visibility.js';
+import { ftsMatch, outsideProjectsToken, projectToken, scopeTokens, withinScope, workspaceToken } from './search.js';
+import { contentBranches, contentVisible, projectVisible, sharedProjectIds, type ScopeKind } from './visibility.js';
 import { newUuid } from '../../domain/ids.js';
 
 interface SummaryDbRow {
@@ -21,6 +21,14 @@ interface SummaryDbRow {
   thread_id: string | null;
 }
 
+interface SortedDbRow extends SummaryDbRow {
+  sort_at: string;
+}
+
+interface WalkedDbRow extends SortedDbRow {
+  high_water_at: string;
+}
+
 const kindOf = (v: Viewer): ScopeKind => (v.orgId === null ? 'personal' : 'org');
 const params = (v: Viewer) => ({ uid: v.userId, oid: v.orgId });
 
@@ -28,19 +36,27 @@ function toSummary(r: SummaryDbRow): DocumentSummaryRow {
   return { id: r.id, title: r.title, createdAt: r.created_at, updatedAt: r.updated_at, threadId: r.thread_id };
 }
 
+/** DESIGN §3: coalesce(updatedAt, createdAt) newest first, ties by id (descending). */
+const newestFirst = (a: SortedDbRow, b: SortedDbRow) =>
+  a.sort_at !== b.sort_at ? (a.sort_at < b.sort_at ? 1 : -1) : a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
+
+/**
+ * A search restricted to scope tokens reads only the caller's matches; past
+ * this many projects the query would grow too long, and the search reads all
+ * matches, keeping the visible ones.
+ */
+const MAX_SCOPE_TOKENS = 64;
+
 /** Documents: list and search, read, create, and atomic compare-and-replace. */
 export function documentQueries(db: Db) {
   const listCache = new Map<string, ReturnType<Db['prepare']>>();
 
   // Each visibility branch is ordered and limited on its own index, then merged.
-  function listStatement(kind: ScopeKind, search: boolean, project: boolean) {
-    const key = `${kind}:${search}:${project}`;
+  function listStatement(kind: ScopeKind, project: boolean) {
+    const key = `${kind}:${project}`;
     let stmt = listCache.get(key);
     if (!stmt) {
-      const extra = [
-        project ? 'd.project_id = @pid' : null,
-        search ? 'd.seq IN (SELECT rowid FROM documents_fts WHERE documents_fts MATCH @match)' : null,
-      ].filter(Boolean);
+      const extra = project ? ['d.project_id = @pid'] : [];
       const branches = contentBranches[kind]('d').map(
         (cond) => `SELECT * FROM (SELECT d.id, d.title, d.created_at, d.updated_at, d.thread_id, d.sort_at
           FROM documents d WHERE ${[cond, ...extra].join(' AND ')}
@@ -55,27 +71,61 @@ export function documentQueries(db: Db) {
     return stmt;
   }
 
+  // Search walks the index by rowid (seq) ascending, that is newest first,
+  // joined with the visibility rules, and stops once the page is full (see search()).
+  const searchCache = new Map<string, ReturnType<Db['prepare']>>();
+  function searchStatement(kind: ScopeKind, project: boolean) {
+    const key = `${kind}:${project}`;
+    let stmt = searchCache.get(key);
+    if (!stmt) {
+      stmt = db.prepare(
+        `SELECT d.id, d.title, d.created_at, d.updated_at, d.thread_id, d.sort_at, d.high_water_at
+         FROM documents_fts f JOIN documents d ON d.seq = f.rowid
+         WHERE f.documents_fts MATCH @match AND ${contentVisible[kind]('d')}${project ? ' AND d.project_id = @pid' : ''}
+         ORDER BY f.rowid`,
+      );
+      searchCache.set(key, stmt);
+    }
+    return stmt;
+  }
+  const sharedProjects = {
+    personal: db.prepare(sharedProjectIds.personal).pluck(),
+    org: db.prepare(sharedProjectIds.org).pluck(),
+  };
+
   const getStmt = {
     personal: db.prepare(docSelect(contentVisible.personal('d'))),
     org: db.prepare(docSelect(contentVisible.org('d'))),
   };
   const lockStmt = {
-    personal: db.prepare(`SELECT d.seq, d.updated_at FROM documents d WHERE d.id = @id AND ${contentVisible.personal('d')}`),
-    org: db.prepare(`SELECT d.seq, d.updated_at FROM documents d WHERE d.id = @id AND ${contentVisible.org('d')}`),
+    personal: db.prepare(lockSelect(contentVisible.personal('d'))),
+    org: db.prepare(lockSelect(contentVisible.org('d'))),
   };
   const projectWorkspace = {
     personal: db.prepare(`SELECT p.workspace_id FROM projects p WHERE p.id = @pid AND ${projectVisible.personal('p')}`),
     org: db.prepare(`SELECT p.workspace_id FROM projects p WHERE p.id = @pid AND ${projectVisible.org('p')}`),
   };
   const memberStmt = db.prepare('SELECT 1 FROM memberships WHERE org_id = @oid AND user_id = @uid');
+  const lastWritten = db.prepare('SELECT seq, high_water_at FROM documents ORDER BY seq LIMIT 1');
   const insertStmt = db.prepare(
-    `INSERT INTO documents (id, workspace_id, creator_id, project_id, thread_id, title, content, created_at)
-     VALUES (@id, @workspace, @uid, @pid, @thread, @title, @content, @now)`,
+    `INSERT INTO documents (seq, id, workspace_id, creator_id, project_id, thread_id, title, created_at, high_water_at)
+     VALUES (@seq, @id, @workspace, @uid, @pid, @thread, @title, @now, @highWater)`,
   );
-  const updateStmt = db.prepare(
-    `UPDATE documents SET title = coalesce(@title, title), content = @content, updated_at = @updatedAt
+  const insertContent = db.prepare('INSERT INTO document_contents (seq, content) VALUES (@seq, @content)');
+  const index = db.prepare('INSERT INTO documents_fts (rowid, title, content, scope) VALUES (@seq, @title, @content, @scope)');
+  const unindex = db.prepare('DELETE FROM documents_fts WHERE rowid = ?');
+  const moveStmt = db.prepare(
+    `UPDATE documents SET seq = @next, title = @title, updated_at = @updatedAt, high_water_at = @highWater
      WHERE seq = @seq RETURNING id, title, thread_id, updated_at`,
   );
+  const moveContent = db.prepare('UPDATE document_contents SET seq = @next, content = @content WHERE seq = @seq');
+
+  /** The seq and high-water time of a document written now with this sort time (see migrations.ts). */
+  function nextPlace(sortAt: string): { seq: number; highWater: string } {
+    const last = lastWritten.get() as { seq: number; high_water_at: string } | undefined;
+    if (!last) return { seq: -1, highWater: sortAt };
+    return { seq: last.seq - 1, highWater: last.high_water_at > sortAt ? last.high_water_at : sortAt };
+  }
 
   const create = db.transaction((viewer: Viewer, doc: NewDocument, now: string): DocumentMutationRow | null => {
     const kind = kindOf(viewer);
@@ -93,16 +143,20 @@ export function documentQueries(db: Db) {
       workspace = viewer.userId;
     }
     const id = newUuid();
+    const { seq, highWater } = nextPlace(now);
     insertStmt.run({
+      seq,
+      highWater,
       id,
       workspace,
       uid: viewer.userId,
       pid: doc.projectId,
       thread: doc.threadId,
       title: doc.title,
-      content: doc.contentMarkdown,
       now,
     });
+    insertContent.run({ seq, content: doc.contentMarkdown });
+    index.run({ seq, title: doc.title, content: doc.contentMarkdown, scope: scopeTokens(workspace, doc.projectId) });
     return { id, title: doc.title, threadId: doc.threadId, updatedAt: null };
   });
 
@@ -114,16 +168,22 @@ export function documentQueries(db: Db) {
       next: (previous: string | null) => string,
     ): UpdateOutcome => {
       const row = lockStmt[kindOf(viewer)].get({ ...params(viewer), id }) as
-        | { seq: number; updated_at: string | null }
+        | { seq: number; updated_at: string | null; title: string; workspace_id: string; project_id: string | null }
         | undefined;
       if (!row) return { status: 'not_found' };
       if (row.updated_at !== change.expectedUpdatedAt) return { status: 'conflict', currentUpdatedAt: row.updated_at };
-      const updated = updateStmt.get({
-        seq: row.seq,
-        title: change.title ?? null,
-        content: change.contentMarkdown,
-        updatedAt: next(row.updated_at),
-      }) as { id: string; title: string; thread_id: string | null; updated_at: string };
+      const updatedAt = next(row.updated_at);
+      const title = change.title ?? row.title;
+      const { seq, highWater } = nextPlace(updatedAt);
+      const updated = moveStmt.get({ seq: row.seq, next: seq, title, updatedAt, highWater }) as {
+        id: string;
+        title: string;
+        thread_id: string | null;
+        updated_at: string;
+      };
+      moveContent.run({ seq: row.seq, next: seq, content: change.contentMarkdown });
+      unindex.run(row.seq);
+      index.run({ seq, title, content: change.contentMarkdown, scope: scopeTokens(row.workspace_id, row.project_id) });
       return {
         status: 'updated',
         document: { id: updated.id, title: updated.title, threadId: updated.thread_id, updatedAt: updated.updated_at },
@@ -131,17 +191,51 @@ export function documentQueries(db: Db) {
     },
   );
 
+  /**
+   * Search: matches come from the index by seq (newest writes first),
+   * restricted to the caller's scope tokens and checked against the
+   * visibility rules. The walk keeps every row until no row still to come
+   * can be among the first `limit`: once `limit` rows are in, it stops at a
+   * row whose high-water time is older than the limit-th newest sort time
+   * seen. Ties and a clock that went back are then put right by sorting
+   * exactly as DESIGN §3 says.
+   */
+  function search(viewer: Viewer, terms: string[], projectId: string | undefined, limit: number): SortedDbRow[] {
+    const kind = kindOf(viewer);
+    const p = params(viewer);
+    let tokens: string[];
+    if (projectId !== undefined) {
+      tokens = [projectToken(projectId)];
+    } else if (viewer.orgId === null) {
+      tokens = [workspaceToken(viewer.userId), ...(sharedProjects.personal.all(p) as string[]).map(projectToken)];
+    } else {
+      if (!memberStmt.get(p)) return [];
+      tokens = [outsideProjectsToken(viewer.orgId), ...(sharedProjects.org.all(p) as string[]).map(projectToken)];
+    }
+    const match = tokens.length <= MAX_SCOPE_TOKENS ? withinScope(ftsMatch(terms), tokens) : ftsMatch(terms);
+    const rows: SortedDbRow[] = [];
+    // The `limit` newest sort times seen, newest first.
+    const newest: string[] = [];
+    const walk = searchStatement(kind, projectId !== undefined).iterate({ ...p, pid: projectId ?? null, match }) as Iterable<WalkedDbRow>;
+    for (const r of walk) {
+      rows.push(r);
+      if (newest.length < limit || r.sort_at > newest[limit - 1]!) {
+        let i = Math.min(newest.length, limit - 1);
+        while (i > 0 && newest[i - 1]! < r.sort_at) i--;
+        newest.splice(i, 0, r.sort_at);
+        if (newest.length > limit) newest.pop();
+      }
+      if (newest.length === limit && r.high_water_at < newest[limit - 1]!) break;
+    }
+    return rows.sort(newestFirst).slice(0, limit);
+  }
+
   return {
     async listDocuments(viewer: Viewer, query: ListDocumentsQuery): Promise<DocumentSummaryRow[]> {
       const terms = query.terms ?? [];
-      const search = terms.length > 0;
-      const stmt = listStatement(kindOf(viewer), search, query.projectId !== undefined);
-      const rows = stmt.all({
-        ...params(viewer),
-        pid: query.projectId ?? null,
-        match: search ? ftsMatch(terms) : null,
-        limit: query.limit,
-      }) as SummaryDbRow[];
+      if (terms.length > 0) return search(viewer, terms, query.projectId, query.limit).map(toSummary);
+      const stmt = listStatement(kindOf(viewer), query.projectId !== undefined);
+      const rows = stmt.all({ ...params(viewer), pid: query.projectId ?? null, limit: query.limit }) as SummaryDbRow[];
       return rows.map(toSummary);
     },
 
@@ -173,8 +267,13 @@ export function documentQueries(db: Db) {
 }
 
 function docSelect(visible: string): string {
-  return `SELECT d.id, d.title, d.created_at, d.updated_at, d.thread_id, d.content,
+  return `SELECT d.id, d.title, d.created_at, d.updated_at, d.thread_id, c.content,
             d.project_id, p.name AS project_name
-     FROM documents d LEFT JOIN projects p ON p.id = d.project_id
+     FROM documents d JOIN document_contents c ON c.seq = d.seq LEFT JOIN projects p ON p.id = d.project_id
+     WHERE d.id = @id AND ${visible}`;
+}
+
+function lockSelect(visible: string): string {
+  return `SELECT d.seq, d.updated_at, d.title, d.workspace_id, d.project_id FROM documents d
      WHERE d.id = @id AND ${visible}`;
 }

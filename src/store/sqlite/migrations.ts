@@ -89,38 +89,49 @@ export const migrations: readonly string[] = [
   CREATE INDEX chats_by_workspace ON chats (workspace_id, sort_at DESC, id DESC);
   CREATE INDEX chats_by_project ON chats (project_id, sort_at DESC, id DESC);
 
-  -- seq is the row id the search index refers to.
+  -- Documents, narrow: what lists, searches and access checks read, so that
+  -- these pages stay in cache; the Markdown is in document_contents.
+  --
+  -- seq is given anew on every write, counting down (the lowest so far minus
+  -- one), so the search index, whose rowid is seq, read in its natural
+  -- ascending order visits documents in the reverse order they were last
+  -- written: newest first while the clock moves forward. (FTS5 reads doclists
+  -- forward much faster than backward.) high_water_at bounds what that order
+  -- may get wrong: it is the newest sort time any document had when this one
+  -- was written (its own included), so no document written before it sorts
+  -- after high_water_at. A search stops walking once that bound falls below
+  -- its page (documents.ts).
   CREATE TABLE documents (
-    seq           INTEGER PRIMARY KEY,
-    id            TEXT NOT NULL UNIQUE,
-    workspace_id  TEXT NOT NULL,
-    creator_id    TEXT NOT NULL REFERENCES users(id),
-    project_id    TEXT REFERENCES projects(id),
-    thread_id     TEXT,
-    title         TEXT NOT NULL,
-    content       TEXT NOT NULL,
-    created_at    TEXT NOT NULL,
-    updated_at    TEXT,
-    sort_at       TEXT GENERATED ALWAYS AS (coalesce(updated_at, created_at)) VIRTUAL
+    seq            INTEGER PRIMARY KEY,
+    id             TEXT NOT NULL UNIQUE,
+    workspace_id   TEXT NOT NULL,
+    creator_id     TEXT NOT NULL REFERENCES users(id),
+    project_id     TEXT REFERENCES projects(id),
+    thread_id      TEXT,
+    title          TEXT NOT NULL,
+    created_at     TEXT NOT NULL,
+    updated_at     TEXT,
+    sort_at        TEXT GENERATED ALWAYS AS (coalesce(updated_at, created_at)) VIRTUAL,
+    high_water_at  TEXT NOT NULL
   );
   CREATE INDEX documents_by_workspace ON documents (workspace_id, sort_at DESC, id DESC);
   CREATE INDEX documents_by_project ON documents (project_id, sort_at DESC, id DESC);
 
+  -- The Markdown of each document, under the document's current seq.
+  CREATE TABLE document_contents (
+    seq      INTEGER PRIMARY KEY,
+    content  TEXT NOT NULL
+  );
+
+  -- The search index, rowid = documents.seq, written by the store in the same
+  -- transaction as the document. scope holds tokens naming where the document
+  -- is (see search.ts), so that a search reads only matches the caller may
+  -- see; the store still checks each row against the visibility rules.
   CREATE VIRTUAL TABLE documents_fts USING fts5 (
-    title, content,
-    content = 'documents', content_rowid = 'seq',
+    title, content, scope,
+    content = '', contentless_delete = 1,
     tokenize = 'unicode61 remove_diacritics 2',
     prefix = '2 3'
   );
-  CREATE TRIGGER documents_fts_insert AFTER INSERT ON documents BEGIN
-    INSERT INTO documents_fts (rowid, title, content) VALUES (new.seq, new.title, new.content);
-  END;
-  CREATE TRIGGER documents_fts_delete AFTER DELETE ON documents BEGIN
-    INSERT INTO documents_fts (documents_fts, rowid, title, content) VALUES ('delete', old.seq, old.title, old.content);
-  END;
-  CREATE TRIGGER documents_fts_update AFTER UPDATE OF title, content ON documents BEGIN
-    INSERT INTO documents_fts (documents_fts, rowid, title, content) VALUES ('delete', old.seq, old.title, old.content);
-    INSERT INTO documents_fts (rowid, title, content) VALUES (new.seq, new.title, new.content);
-  END;
   `,
 ];

@@ -40,6 +40,16 @@ export const contentVisible = {
   org: (t: string) => `(${contentBranches.org(t)[0]})`,
 };
 
+/**
+ * Beyond the workspace's own content: the projects whose content the caller
+ * sees in a scope, as a query of ids (for the org scope, membership is
+ * checked apart).
+ */
+export const sharedProjectIds = {
+  personal: SHARED_PERSONAL_PROJECT_IDS,
+  org: `SELECT op.id FROM projects op WHERE op.workspace_id = @oid AND ${ORG_PROJECT('op')}`,
+};
+
 export const templateVisible = `((@sys = 1 AND t.workspace_id IS NULL)
   OR (t.workspace_id = coalesce(@oid, @uid) AND (@oid IS NULL OR ${MEMBER})))`;
 
