@@ -166,21 +166,31 @@ export async function generate(options: GenerateOptions): Promise<Manifest> {
       }
     }
   };
+  // Writes happen in time order, as they would have: documents are created
+  // one after the other over the year, and about a third are edited later
+  // (a paragraph added), each edit applied when its time comes.
   const step = (end - start - DAY) / Math.max(1, docs);
-  const BATCH = 1000;
-  let failures = 0;
   interface Edit {
-    viewer: Viewer;
-    created: Promise<{ id: string } | null>;
-    title: string;
-    content: string;
     at: number;
+    viewer: Viewer;
+    id: string;
+    content: string;
   }
-  for (let first = 0; first < docs; first += BATCH) {
-    const edits: Edit[] = [];
-    const created: Promise<unknown>[] = [];
-    loader.batch(() => {
-      for (let k = first; k < Math.min(docs, first + BATCH); k++) {
+  const edits = new MinHeap<Edit>((a, b) => a.at - b.at);
+  const applyEdit = async (e: Edit) => {
+    const outcome = await store.updateDocument(e.viewer, e.id, { contentMarkdown: e.content, expectedUpdatedAt: null }, () => iso(e.at));
+    if (outcome.status !== 'updated') throw new Error(`edit of ${e.id}: ${outcome.status}`);
+  };
+  const BATCH = 1000;
+  let k = 0;
+  while (k < docs) {
+    await loader.batch(async () => {
+      for (let writes = 0; writes < BATCH && k < docs; writes++) {
+        const at = start + Math.floor(k * step) + int(rnd, 0, 999);
+        if (edits.size > 0 && edits.peek()!.at <= at) {
+          await applyEdit(edits.pop()!);
+          continue;
+        }
         current = k;
         const r = rnd();
         let viewer: Viewer;
@@ -209,35 +219,24 @@ export async function generate(options: GenerateOptions): Promise<Manifest> {
         }
         const title = writer.title(onWord);
         const content = writer.body(title, int(rnd, 1024, 4096), onWord);
-        const at = start + Math.floor(k * step) + int(rnd, 0, 999);
-        // Store methods do their work synchronously, inside this batch's transaction.
-        const doc = store.createDocument(viewer, { title, contentMarkdown: content, projectId, threadId: null }, iso(at));
-        created.push(
-          doc.then((d) => {
-            if (!d) failures++;
-            const pool = poolOf(workspace, projectId);
-            if (d && pool && pool.docIds.length < POOL) pool.docIds.push(d.id);
-          }),
-        );
-        // About a third of the documents are edited later (a paragraph added).
+        const doc = await store.createDocument(viewer, { title, contentMarkdown: content, projectId, threadId: null }, iso(at));
+        if (!doc) throw new Error('a generated document could not be created');
+        const pool = poolOf(workspace, projectId);
+        if (pool && pool.docIds.length < POOL) pool.docIds.push(doc.id);
         if (rnd() < 0.3) {
-          const edited = `${content}\n${writer.body(title, int(rnd, 80, 400), onWord).split('\n').slice(2).join('\n')}`;
-          edits.push({ viewer, created: doc, title, content: edited, at: at + 1 + Math.floor(rnd() * (end - at - 1)) });
+          const more = writer.body(title, int(rnd, 80, 400), onWord).split('\n').slice(2).join('\n');
+          edits.push({ at: at + 1 + Math.floor(rnd() * (end - at - 1)), viewer, id: doc.id, content: `${content}\n${more}` });
         }
+        k++;
+        if (k % 10_000 === 0) log(`  ${k} documents, ${((Date.now() - started) / 1000).toFixed(0)} s`);
       }
     });
-    await Promise.all(created);
-    const ids = await Promise.all(edits.map((e) => e.created));
-    loader.batch(() => {
-      edits.forEach((e, i) => {
-        const id = ids[i]?.id;
-        if (id === undefined) return;
-        void store.updateDocument(e.viewer, id, { contentMarkdown: e.content, expectedUpdatedAt: null }, () => iso(e.at));
-      });
-    });
-    if ((first / BATCH) % 10 === 9) log(`  ${Math.min(docs, first + BATCH)} documents, ${((Date.now() - started) / 1000).toFixed(0)} s`);
   }
-  if (failures > 0) throw new Error(`${failures} documents could not be created`);
+  while (edits.size > 0) {
+    await loader.batch(async () => {
+      for (let writes = 0; writes < BATCH && edits.size > 0; writes++) await applyEdit(edits.pop()!);
+    });
+  }
 
   // --- Search words -------------------------------------------------------
   const closest = (target: number) => {
@@ -262,6 +261,47 @@ export async function generate(options: GenerateOptions): Promise<Manifest> {
     words,
   };
 
+}
+
+/** A binary min-heap. */
+class MinHeap<T> {
+  private items: T[] = [];
+  constructor(private readonly less: (a: T, b: T) => number) {}
+  get size() {
+    return this.items.length;
+  }
+  peek(): T | undefined {
+    return this.items[0];
+  }
+  push(item: T) {
+    const xs = this.items;
+    xs.push(item);
+    for (let i = xs.length - 1; i > 0; ) {
+      const parent = (i - 1) >> 1;
+      if (this.less(xs[i]!, xs[parent]!) >= 0) break;
+      [xs[i], xs[parent]] = [xs[parent]!, xs[i]!];
+      i = parent;
+    }
+  }
+  pop(): T | undefined {
+    const xs = this.items;
+    const top = xs[0];
+    const last = xs.pop();
+    if (xs.length > 0 && last !== undefined) {
+      xs[0] = last;
+      for (let i = 0; ; ) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < xs.length && this.less(xs[l]!, xs[m]!) < 0) m = l;
+        if (r < xs.length && this.less(xs[r]!, xs[m]!) < 0) m = r;
+        if (m === i) break;
+        [xs[i], xs[m]] = [xs[m]!, xs[i]!];
+        i = m;
+      }
+    }
+    return top;
+  }
 }
 
 // Standalone: generate a data set and print its manifest.

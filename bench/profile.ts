@@ -33,6 +33,9 @@ export function summarize(profile: Profile, top = 30): string {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const self = new Map<number, number>();
   profile.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+  // Idle time (the server waiting between scenarios) is left out of the percentages.
+  const idle = profile.nodes.filter((n) => n.callFrame.functionName === '(idle)').reduce((a, n) => a + (self.get(n.id) ?? 0), 0);
+  for (const n of profile.nodes) if (n.callFrame.functionName === '(idle)') self.delete(n.id);
   const total = [...self.values()].reduce((a, b) => a + b, 0);
   const fn = new Map<string, number>();
   const areas = new Map<string, number>();
@@ -51,7 +54,22 @@ export function summarize(profile: Profile, top = 30): string {
       .slice(0, n)
       .map(([k, t]) => `${pct(t)}  ${k}`)
       .join('\n');
-  return `total ${(total / 1e6).toFixed(1)} s sampled\n\nby area (self time):\n${list(areas, 20)}\n\nby function (self time):\n${list(fn, top)}\n`;
+  // Inclusive time of each function (once per stack, so recursion is not counted twice).
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const inclusive = new Map<string, number>();
+  for (const [id, t] of self) {
+    const seen = new Set<string>();
+    for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
+      const { functionName, url, lineNumber } = byId.get(cur)!.callFrame;
+      if (!url.includes('/src/') && !url.includes('node_modules/fastify/') && !url.includes('node_modules/pino')) continue;
+      const key = `${functionName || '(anonymous)'}  ${url.replace(/^.*\/(node_modules|src|bench)\//, '$1/')}:${lineNumber + 1}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      inclusive.set(key, (inclusive.get(key) ?? 0) + t);
+    }
+  }
+  return `busy ${(total / 1e6).toFixed(1)} s sampled (idle ${(idle / 1e6).toFixed(1)} s left out)\n\nby area (self time):\n${list(areas, 20)}\n\nby function (self time):\n${list(fn, top)}\n\nFolio, Fastify and pino functions (inclusive time):\n${list(inclusive, top)}\n`;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
