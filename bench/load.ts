@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import autocannon, { type AutocannonRequest, type Result } from 'autocannon';
 import Database from 'better-sqlite3';
 import type { Manifest } from './generate.js';
-import { requestSource, writeBodies, type Req } from './scenarios.js';
+import { readRequests, requestSource, writeBodies, type Req } from './scenarios.js';
 
 export interface LoadSpec {
   url: string;
@@ -38,25 +38,33 @@ function percentile(sorted: Float64Array, p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
-function toAutocannon(next: () => Req): AutocannonRequest {
-  return {
-    setupRequest: () => {
-      const r = next();
-      const headers: Record<string, string> = { authorization: `Bearer ${r.key}` };
-      if (r.body !== undefined) headers['content-type'] = 'application/json';
-      return { method: r.method, path: r.path, headers, body: r.body };
-    },
-  };
+function toRequest(r: Req): AutocannonRequest {
+  const headers: Record<string, string> = { authorization: `Bearer ${r.key}` };
+  if (r.body !== undefined) headers['content-type'] = 'application/json';
+  return { method: r.method, path: r.path, headers, body: r.body };
 }
 
-async function measure(spec: LoadSpec, next: () => Req, seconds: number, record: boolean): Promise<LoadResult> {
+/**
+ * Reads cycle through a fixed list, which autocannon turns into bytes once;
+ * writes need new content each time, built per request. (Building each
+ * request costs the load generator about a third of its speed, which would
+ * make it, not the server, the limit for the ceiling.)
+ */
+function requestsFor(scenario: string, manifest: Manifest, next: () => Req): AutocannonRequest[] {
+  const reads = readRequests(manifest) as Record<string, Req[]>;
+  const fixed = reads[scenario];
+  if (fixed) return fixed.map(toRequest);
+  return [{ setupRequest: () => toRequest(next()) }];
+}
+
+async function measure(spec: LoadSpec, requests: AutocannonRequest[], seconds: number, record: boolean): Promise<LoadResult> {
   let latencies = new Float64Array(1 << 16);
   let count = 0;
   const statuses: Record<string, number> = {};
   const started = process.hrtime.bigint();
   const result = await new Promise<Result>((resolve, reject) => {
     const instance = autocannon(
-      { url: spec.url, connections: spec.connections, duration: seconds, timeout: 30, requests: [toAutocannon(next)] },
+      { url: spec.url, connections: spec.connections, duration: seconds, timeout: 30, requests },
       (err, res) => (err ? reject(err) : resolve(res)),
     );
     instance.on('response', (_client: unknown, status: number, _bytes: number, ms: number) => {
@@ -96,9 +104,10 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
     bodies: writeBodies(64),
     currentUpdatedAt: (id) => (updatedAt.get(id) as string | null | undefined) ?? null,
   });
+  const requests = requestsFor(spec.scenario, manifest, next);
   try {
-    if (spec.warmupSeconds > 0) await measure(spec, next, spec.warmupSeconds, false);
-    return await measure(spec, next, spec.durationSeconds, true);
+    if (spec.warmupSeconds > 0) await measure(spec, requests, spec.warmupSeconds, false);
+    return await measure(spec, requests, spec.durationSeconds, true);
   } finally {
     db.close();
   }
