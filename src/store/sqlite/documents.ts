@@ -113,7 +113,11 @@ export function documentQueries(db: Db) {
   );
   const insertContent = db.prepare('INSERT INTO document_contents (seq, content) VALUES (@seq, @content)');
   const index = db.prepare('INSERT INTO documents_fts (rowid, title, content, scope) VALUES (@seq, @title, @content, @scope)');
-  const unindex = db.prepare('DELETE FROM documents_fts WHERE rowid = ?');
+  const unindex = db.prepare(
+    `INSERT INTO documents_fts (documents_fts, rowid, title, content, scope)
+     VALUES ('delete', @seq, @title, @content, @scope)`,
+  );
+  const contentOf = db.prepare('SELECT content FROM document_contents WHERE seq = ?').pluck();
   const moveStmt = db.prepare(
     `UPDATE documents SET seq = @next, title = @title, updated_at = @updatedAt, high_water_at = @highWater
      WHERE seq = @seq RETURNING id, title, thread_id, updated_at`,
@@ -181,9 +185,10 @@ export function documentQueries(db: Db) {
         thread_id: string | null;
         updated_at: string;
       };
+      const scope = scopeTokens(row.workspace_id, row.project_id);
+      unindex.run({ seq: row.seq, title: row.title, content: contentOf.get(row.seq) as string, scope });
       moveContent.run({ seq: row.seq, next: seq, content: change.contentMarkdown });
-      unindex.run(row.seq);
-      index.run({ seq, title, content: change.contentMarkdown, scope: scopeTokens(row.workspace_id, row.project_id) });
+      index.run({ seq, title, content: change.contentMarkdown, scope });
       return {
         status: 'updated',
         document: { id: updated.id, title: updated.title, threadId: updated.thread_id, updatedAt: updated.updated_at },

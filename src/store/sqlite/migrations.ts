@@ -124,12 +124,13 @@ export const migrations: readonly string[] = [
   );
 
   -- The search index, rowid = documents.seq, written by the store in the same
-  -- transaction as the document. scope holds tokens naming where the document
+  -- transaction as the document; replacing a document's entry takes its old
+  -- text (FTS5 'delete'), which keeps searches free of tombstone checks. scope holds tokens naming where the document
   -- is (see search.ts), so that a search reads only matches the caller may
   -- see; the store still checks each row against the visibility rules.
   CREATE VIRTUAL TABLE documents_fts USING fts5 (
     title, content, scope,
-    content = '', contentless_delete = 1,
+    content = '',
     tokenize = 'unicode61 remove_diacritics 2',
     prefix = '2 3'
   );
