@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
@@ -32,6 +32,23 @@ export interface AppDeps {
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
+ * One log line per request, written when it completes and carrying the
+ * request as well as the response, instead of Fastify's pair of lines: the
+ * same facts for half the logging work, which is a large share of a fast
+ * request's cost. Every other log line is Fastify's own.
+ */
+class RequestLog extends LogController {
+  override incomingRequest(): void {}
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    if (this.isLogDisabled(request)) return;
+    const fields = { req: request, res: reply, responseTime: reply.elapsedTime };
+    if (error) reply.log.error({ ...fields, err: error }, 'request errored');
+    else reply.log.info(fields, 'request completed');
+  }
+}
+
+/**
  * Input validation: query strings and paths are text, so their values are
  * coerced to the schema's types; JSON bodies are not, so `"title": 5` is
  * refused rather than turned into "5".
@@ -59,6 +76,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   const app = Fastify({
     logger,
+    logController: new RequestLog(),
     bodyLimit: config.maxBodyBytes,
     requestIdHeader: false,
     // While shutting down, requests already on open connections are served
