@@ -102,7 +102,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return { status: 'ok' };
   });
 
-  await registerOpenApi(app);
+  await registerOpenApi(app, { reads: config.readLimitPerMin, writes: config.writeLimitPerMin });
 
   const services = makeServices({ config, store, clock });
   await app.register(

@@ -73,6 +73,17 @@ describe('OpenAPI document', () => {
     assert.deepEqual(res.body.servers.map((s: Json) => s.url), ['/v1']);
   });
 
+  it("states this server's rate limits, as configured", async () => {
+    assert.match(doc.info.description, /120 reads and 30 writes per minute per key/);
+    const other = await setup({ env: { READ_LIMIT_PER_MIN: '600', WRITE_LIMIT_PER_MIN: '45' } });
+    try {
+      const res = await call(other.app, 'GET', '/v1/openapi.json');
+      assert.match(res.body.info.description, /600 reads and 45 writes per minute per key/);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('validates against the OpenAPI 3.1 meta-schema', async () => {
     const validator = new Validator();
     const result = await validator.validate(structuredClone(doc));

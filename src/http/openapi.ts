@@ -13,21 +13,21 @@ const API_PREFIX = '/v1';
 export const OPENAPI_PATH = `${API_PREFIX}/openapi.json`;
 export const DOCS_PATH = `${API_PREFIX}/docs`;
 
-const DESCRIPTION = `Scoped access for agents and automations to a user's document workspace: read, list, search, create and update Markdown documents, and list projects, templates, organizations (teams) and chats.
+const description = (limits: { reads: number; writes: number }) => `Scoped access for agents and automations to a user's document workspace: read, list, search, create and update Markdown documents, and list projects, templates, organizations (teams) and chats.
 
 Every request carries \`Authorization: Bearer <API_KEY>\`. A key acts as the user who created it and sees exactly what that user can see. Requests work in the personal workspace unless \`organizationId\` names a team the user belongs to. Call \`GET /me\` first to discover the organizations, then use ids from list calls as parameters of other calls.
 
-Checks happen in this order: key and scope (401), plan (402), rate limit (429), input (400), resource (404), concurrency (409). Limits: 120 reads and 30 writes per minute per key; a 429 carries \`Retry-After\` in seconds.
+Checks happen in this order: key and scope (401), plan (402), rate limit (429), input (400), resource (404), concurrency (409). Limits on this server: ${limits.reads} reads and ${limits.writes} writes per minute per key; a 429 carries \`Retry-After\` in seconds.
 
 Every error is \`{"error": {"code", "message"}}\`; the message is safe to show to a user.`;
 
 type Json = Record<string, any>;
 
-export async function registerOpenApi(app: FastifyInstance): Promise<void> {
+export async function registerOpenApi(app: FastifyInstance, limits: { reads: number; writes: number }): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'Document Workspace API', version: '1.0.0', description: DESCRIPTION },
+      info: { title: 'Document Workspace API', version: '1.0.0', description: description(limits) },
       servers: [{ url: API_PREFIX, description: 'This Folio server' }],
       components: {
         securitySchemes: {
