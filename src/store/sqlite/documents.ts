@@ -12,6 +12,7 @@ import type { Db } from './database.js';
 import { ftsMatch, outsideProjectsToken, projectToken, scopeTokens, withinScope, workspaceToken } from './search.js';
 import { contentBranches, contentVisible, projectVisible, sharedProjectIds, type ScopeKind } from './visibility.js';
 import { newUuid } from '../../domain/ids.js';
+import { groupCommit } from './group-commit.js';
 
 interface SummaryDbRow {
   id: string;
@@ -49,6 +50,7 @@ const MAX_SCOPE_TOKENS = 64;
 
 /** Documents: list and search, read, create, and atomic compare-and-replace. */
 export function documentQueries(db: Db) {
+  const writes = groupCommit(db);
   const listCache = new Map<string, ReturnType<Db['prepare']>>();
 
   // Each visibility branch is ordered and limited on its own index, then merged.
@@ -256,8 +258,8 @@ export function documentQueries(db: Db) {
       };
     },
 
-    async createDocument(viewer: Viewer, doc: NewDocument, now: string) {
-      return create.immediate(viewer, doc, now);
+    createDocument(viewer: Viewer, doc: NewDocument, now: string) {
+      return writes.write(() => create(viewer, doc, now));
     },
 
     async updateDocument(
@@ -266,7 +268,7 @@ export function documentQueries(db: Db) {
       change: DocumentReplacement,
       next: (previous: string | null) => string,
     ) {
-      return update.immediate(viewer, id, change, next);
+      return writes.write(() => update(viewer, id, change, next));
     },
   };
 }
