@@ -45,8 +45,6 @@ export const MAX_RSS_MB = 200;
 
 /** Distinct documents read by the getDocument scenario. */
 const GET_REQUESTS = 4000;
-/** Only callers with at least this many documents take PATCHes, so that one document is never edited twice at once. */
-const PATCH_POOL_MIN = 200;
 
 const scoped = (path: string, c: Caller) =>
   c.orgId === null ? path : `${path}${path.includes('?') ? '&' : '?'}organizationId=${c.orgId}`;
@@ -102,13 +100,16 @@ export function requestSource(id: string, m: Manifest, w: WriteContext): () => R
     if (c.orgId !== null) body.organizationId = c.orgId;
     return { method: 'POST', path: '/v1/documents', key: c.key, body: JSON.stringify(body) } satisfies Req;
   };
-  const editors = m.callers.filter((c) => c.docIds.length >= PATCH_POOL_MIN);
-  const pool = editors.length > 0 ? editors : m.callers.filter((c) => c.docIds.length > 0);
+  // Every document of every caller, interleaved: a document comes round
+  // again only after all the others, long after its last edit was answered.
+  const targets: { c: Caller; docId: string }[] = [];
+  for (let k = 0; targets.length < m.callers.reduce((n, c) => n + c.docIds.length, 0); k++) {
+    for (const c of m.callers) if (k < c.docIds.length) targets.push({ c, docId: c.docIds[k]! });
+  }
   let edit = 0;
   const patch = () => {
     const i = edit++;
-    const c = pool[i % pool.length]!;
-    const docId = c.docIds[Math.floor(i / pool.length) % c.docIds.length]!;
+    const { c, docId } = targets[i % targets.length]!;
     const body: Record<string, unknown> = {
       contentMarkdown: w.bodies[i % w.bodies.length]!,
       expectedUpdatedAt: w.currentUpdatedAt(docId),
