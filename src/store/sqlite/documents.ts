@@ -73,7 +73,7 @@ export function documentQueries(db: Db) {
     return stmt;
   }
 
-  // Search walks the index by rowid (seq) ascending, that is newest first,
+  // Search walks the index by rowid (seq) descending, that is newest first,
   // joined with the visibility rules, and stops once the page is full (see search()).
   const searchCache = new Map<string, ReturnType<Db['prepare']>>();
   function searchStatement(kind: ScopeKind, project: boolean) {
@@ -84,7 +84,7 @@ export function documentQueries(db: Db) {
         `SELECT d.id, d.title, d.created_at, d.updated_at, d.thread_id, d.sort_at, d.high_water_at
          FROM documents_fts f JOIN documents d ON d.seq = f.rowid
          WHERE f.documents_fts MATCH @match AND ${contentVisible[kind]('d')}${project ? ' AND d.project_id = @pid' : ''}
-         ORDER BY f.rowid`,
+         ORDER BY f.rowid DESC`,
       );
       searchCache.set(key, stmt);
     }
@@ -108,7 +108,7 @@ export function documentQueries(db: Db) {
     org: db.prepare(`SELECT p.workspace_id FROM projects p WHERE p.id = @pid AND ${projectVisible.org('p')}`),
   };
   const memberStmt = db.prepare('SELECT 1 FROM memberships WHERE org_id = @oid AND user_id = @uid');
-  const lastWritten = db.prepare('SELECT seq, high_water_at FROM documents ORDER BY seq LIMIT 1');
+  const lastWritten = db.prepare('SELECT seq, high_water_at FROM documents ORDER BY seq DESC LIMIT 1');
   const insertStmt = db.prepare(
     `INSERT INTO documents (seq, id, workspace_id, creator_id, project_id, thread_id, title, created_at, high_water_at)
      VALUES (@seq, @id, @workspace, @uid, @pid, @thread, @title, @now, @highWater)`,
@@ -129,8 +129,8 @@ export function documentQueries(db: Db) {
   /** The seq and high-water time of a document written now with this sort time (see migrations.ts). */
   function nextPlace(sortAt: string): { seq: number; highWater: string } {
     const last = lastWritten.get() as { seq: number; high_water_at: string } | undefined;
-    if (!last) return { seq: -1, highWater: sortAt };
-    return { seq: last.seq - 1, highWater: last.high_water_at > sortAt ? last.high_water_at : sortAt };
+    if (!last) return { seq: 1, highWater: sortAt };
+    return { seq: last.seq + 1, highWater: last.high_water_at > sortAt ? last.high_water_at : sortAt };
   }
 
   const create = db.transaction((viewer: Viewer, doc: NewDocument, now: string): DocumentMutationRow | null => {
@@ -199,7 +199,7 @@ export function documentQueries(db: Db) {
   );
 
   /**
-   * Search: matches come from the index by seq (newest writes first),
+   * Search: matches come from the index by seq descending (newest writes first),
    * restricted to the caller's scope tokens and checked against the
    * visibility rules. The walk keeps every row until no row still to come
    * can be among the first `limit`: once `limit` rows are in, it stops at a

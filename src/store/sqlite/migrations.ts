@@ -92,11 +92,10 @@ export const migrations: readonly string[] = [
   -- Documents, narrow: what lists, searches and access checks read, so that
   -- these pages stay in cache; the Markdown is in document_contents.
   --
-  -- seq is given anew on every write, counting down (the lowest so far minus
-  -- one), so the search index, whose rowid is seq, read in its natural
-  -- ascending order visits documents in the reverse order they were last
-  -- written: newest first while the clock moves forward. (FTS5 reads doclists
-  -- forward much faster than backward.) high_water_at bounds what that order
+  -- seq is given anew on every write, counting up (see migration 2), so the
+  -- search index, whose rowid is seq, read in descending rowid order visits
+  -- documents in the reverse order they were last written: newest first
+  -- while the clock moves forward. high_water_at bounds what that order
   -- may get wrong: it is the newest sort time any document had when this one
   -- was written (its own included), so no document written before it sorts
   -- after high_water_at. A search stops walking once that bound falls below
@@ -134,5 +133,21 @@ export const migrations: readonly string[] = [
     tokenize = 'unicode61 remove_diacritics 2',
     prefix = '2 3'
   );
+  `,
+  // seq counted down in the first schema, so every write gave the search
+  // index a rowid below the ones before it, and FTS5, which writes rowids in
+  // ascending order only, flushed a new index segment for each document.
+  // seq now counts up: turn the old numbers over (same order, newest last)
+  // and rebuild the index under them.
+  `
+  UPDATE documents SET seq = -seq WHERE seq < 0;
+  UPDATE document_contents SET seq = -seq WHERE seq < 0;
+  INSERT INTO documents_fts (documents_fts) VALUES ('delete-all');
+  INSERT INTO documents_fts (rowid, title, content, scope)
+    SELECT d.seq, d.title, c.content,
+      'w' || lower(hex(d.workspace_id)) || ' ' ||
+      CASE WHEN d.project_id IS NULL THEN 'n' || lower(hex(d.workspace_id)) ELSE 'p' || lower(hex(d.project_id)) END
+    FROM documents d JOIN document_contents c ON c.seq = d.seq
+    ORDER BY d.seq;
   `,
 ];

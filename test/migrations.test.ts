@@ -1,0 +1,97 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { openDatabase } from '../src/store/sqlite/database.js';
+import { migrations } from '../src/store/sqlite/migrations.js';
+import { scopeTokens } from '../src/store/sqlite/search.js';
+import { openSqliteStore } from '../src/store/sqlite/store.js';
+import type { Store } from '../src/store/store.js';
+
+/**
+ * A database written by the first schema, where seq counted down with every
+ * write, opened by today's Folio: lists, searches and new writes must come
+ * out exactly as if it had been written today.
+ */
+describe('migration 2: seq counting up', () => {
+  let dir: string;
+  let file: string;
+  let store: Store;
+  const user = 'user_migrationowner0001';
+  const project = 'proj-migration-1';
+  /** Documents in the order they were written (oldest first), with the seq the first schema gave them. */
+  const written = [
+    { id: '00000000-0000-4000-8000-000000000001', title: 'Alpha plan', content: 'budget draft', at: '2026-01-01T00:00:00.000Z', project: null },
+    { id: '00000000-0000-4000-8000-000000000002', title: 'Beta notes', content: 'budget review', at: '2026-01-02T00:00:00.000Z', project },
+    { id: '00000000-0000-4000-8000-000000000003', title: 'Gamma', content: 'unrelated text', at: '2026-01-03T00:00:00.000Z', project: null },
+    { id: '00000000-0000-4000-8000-000000000004', title: 'Delta budget', content: 'final', at: '2026-01-04T00:00:00.000Z', project },
+  ];
+
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'folio-migrate-'));
+    file = join(dir, 'folio.db');
+    const db = openDatabase(file);
+    db.exec(migrations[0]!);
+    db.pragma('user_version = 1');
+    const now = '2025-12-01T00:00:00.000Z';
+    db.prepare('INSERT INTO users (id, email, name, plan, created_at) VALUES (?, ?, ?, ?, ?)').run(user, 'old@folio.test', 'Old', 'pro', now);
+    db.prepare('INSERT INTO projects (id, workspace_id, is_org, creator_id, name, description, created_at) VALUES (?, ?, 0, ?, ?, NULL, ?)').run(project, user, user, 'Plans', now);
+    written.forEach((d, i) => {
+      const seq = -(i + 1);
+      db.prepare(
+        `INSERT INTO documents (seq, id, workspace_id, creator_id, project_id, thread_id, title, created_at, high_water_at)
+         VALUES (?, ?, ?, ?, ?, NULL, ?, ?, ?)`,
+      ).run(seq, d.id, user, user, d.project, d.title, d.at, d.at);
+      db.prepare('INSERT INTO document_contents (seq, content) VALUES (?, ?)').run(seq, d.content);
+      db.prepare('INSERT INTO documents_fts (rowid, title, content, scope) VALUES (?, ?, ?, ?)').run(seq, d.title, d.content, scopeTokens(user, d.project));
+    });
+    db.close();
+    store = openSqliteStore(file);
+  });
+  after(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const viewer = { userId: user, orgId: null };
+  const ids = (rows: { id: string }[]) => rows.map((r) => r.id);
+
+  it('keeps every document, newest first, in lists and searches, including by project', async () => {
+    const newestFirst = [...written].reverse();
+    assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 20 })), ids(newestFirst));
+    assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 20, terms: ['budget'] })), [written[3]!.id, written[1]!.id, written[0]!.id]);
+    assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 2, terms: ['budg'] })), [written[3]!.id, written[1]!.id]);
+    assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 20, terms: ['budget'], projectId: project })), [written[3]!.id, written[1]!.id]);
+    assert.equal((await store.getDocument(viewer, written[2]!.id))?.contentMarkdown, 'unrelated text');
+  });
+
+  it('numbers documents upwards in the order they were written, the search index under the same numbers', () => {
+    const db = new Database(file, { readonly: true });
+    try {
+      assert.equal(db.pragma('user_version', { simple: true }), migrations.length);
+      const rows = db.prepare('SELECT seq, id FROM documents ORDER BY seq').all() as { seq: number; id: string }[];
+      assert.deepEqual(rows.map((r) => r.id), ids(written));
+      assert.ok(rows.every((r) => r.seq > 0));
+      const contents = db.prepare('SELECT seq FROM document_contents ORDER BY seq').pluck().all();
+      assert.deepEqual(contents, rows.map((r) => r.seq));
+      const indexed = db.prepare("SELECT rowid FROM documents_fts WHERE documents_fts MATCH 'budget' ORDER BY rowid").pluck().all();
+      assert.deepEqual(indexed, [rows[0]!.seq, rows[1]!.seq, rows[3]!.seq]);
+      const inProject = db.prepare(`SELECT rowid FROM documents_fts WHERE documents_fts MATCH 'scope : ${scopeTokens(user, project).split(' ')[1]}' ORDER BY rowid`).pluck().all();
+      assert.deepEqual(inProject, [rows[1]!.seq, rows[3]!.seq]);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('puts documents written afterwards first, and finds edited text only under its new words', async () => {
+    const created = await store.createDocument(viewer, { title: 'Epsilon budget', contentMarkdown: 'new', projectId: null, threadId: null }, '2026-02-01T00:00:00.000Z');
+    assert.ok(created);
+    const edited = await store.updateDocument(viewer, written[0]!.id, { contentMarkdown: 'rewritten entirely', expectedUpdatedAt: null }, () => '2026-02-02T00:00:00.000Z');
+    assert.equal(edited.status, 'updated');
+    assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 20, terms: ['budget'] })), [created.id, written[3]!.id, written[1]!.id]);
+    assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 20, terms: ['rewritten'] })), [written[0]!.id]);
+    assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 3 })), [written[0]!.id, created.id, written[3]!.id]);
+  });
+});
