@@ -83,7 +83,7 @@ describe('group commit of document writes', () => {
   });
 
   it('splits a long queue into batches of at most maxBatch, run in order', async () => {
-    const writes = groupCommit(db, 4);
+    const writes = groupCommit(db, { maxBatch: 4 });
     // Whether the write before each one was already committed when it ran:
     // only across a batch boundary.
     const previousCommitted: boolean[] = [];
@@ -96,5 +96,22 @@ describe('group commit of document writes', () => {
     await Promise.all(all);
     assert.deepEqual(previousCommitted, [false, false, false, true, false, false, false, true, false]);
     for (let i = 0; i < 10; i++) assert.equal(seenByOther(`d${i}`), true);
+  });
+
+  it('runs beforeCommit once per batch, inside its transaction, after its writes; if it throws, the batch is undone', async () => {
+    let fail = false;
+    const calls: { rows: unknown; inTransaction: boolean }[] = [];
+    const writes = groupCommit(db, {
+      beforeCommit: () => {
+        calls.push({ rows: db.prepare("SELECT count(*) FROM notes WHERE text LIKE 'e%'").pluck().get(), inTransaction: db.inTransaction });
+        if (fail) throw new Error('deferred work failed');
+      },
+    });
+    await Promise.all([writes.write(insert('e1')), writes.write(insert('e2'))]);
+    assert.deepEqual(calls, [{ rows: 2, inTransaction: true }]);
+    fail = true;
+    const results = await Promise.allSettled([writes.write(insert('e3')), writes.write(insert('e4'))]);
+    assert.deepEqual(results.map((r) => r.status), ['rejected', 'rejected']);
+    assert.deepEqual([seenByOther('e3'), seenByOther('e4')], [false, false]);
   });
 });

@@ -67,4 +67,33 @@ describe('SQLite store', () => {
     assert.deepEqual(defaults.sort(), [b.id, sys.id].sort());
     assert.ok(rows.some((r) => r.id === a.id && !r.isDefault));
   });
+
+  it('keeps the search index exact when writes to one document share a group transaction', async () => {
+    const user = await make.user();
+    const viewer = { userId: user.id, orgId: null };
+    const search = async (word: string) => (await store.listDocuments(viewer, { limit: 20, terms: [word] })).map((d) => d.id);
+    const doc = await store.createDocument(viewer, { title: 'Ledger', contentMarkdown: 'firstversionword', projectId: null, threadId: null }, '2026-03-01T00:00:00.000Z');
+    assert.ok(doc);
+    // Issued together, so they run in one transaction: the second expects the time the first writes.
+    const first = '2026-03-02T00:00:00.000Z';
+    const outcomes = await Promise.all([
+      store.updateDocument(viewer, doc.id, { contentMarkdown: 'secondversionword', expectedUpdatedAt: null }, () => first),
+      store.updateDocument(viewer, doc.id, { contentMarkdown: 'thirdversionword', expectedUpdatedAt: first, title: 'Ledger final' }, () => '2026-03-03T00:00:00.000Z'),
+      store.updateDocument(viewer, doc.id, { contentMarkdown: 'loserversionword', expectedUpdatedAt: null }, () => '2026-03-04T00:00:00.000Z'),
+      store.createDocument(viewer, { title: 'Other', contentMarkdown: 'othernoteword', projectId: null, threadId: null }, '2026-03-02T12:00:00.000Z'),
+    ]);
+    assert.deepEqual(outcomes.slice(0, 3).map((o) => (o as { status: string }).status), ['updated', 'updated', 'conflict']);
+    assert.deepEqual(await search('firstversionword'), []);
+    assert.deepEqual(await search('secondversionword'), []);
+    assert.deepEqual(await search('loserversionword'), []);
+    assert.deepEqual(await search('thirdversionword'), [doc.id]);
+    assert.deepEqual(await search('final'), [doc.id]);
+    assert.deepEqual(await search('othernoteword'), [(outcomes[3] as { id: string }).id]);
+    assert.equal((await store.getDocument(viewer, doc.id))?.contentMarkdown, 'thirdversionword');
+    // The index and the documents agree row for row.
+    const next = await store.updateDocument(viewer, doc.id, { contentMarkdown: 'fourthversionword', expectedUpdatedAt: '2026-03-03T00:00:00.000Z' }, () => '2026-03-05T00:00:00.000Z');
+    assert.equal(next.status, 'updated');
+    assert.deepEqual(await search('thirdversionword'), []);
+    assert.deepEqual(await search('fourthversionword'), [doc.id]);
+  });
 });

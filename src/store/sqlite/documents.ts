@@ -50,7 +50,20 @@ const MAX_SCOPE_TOKENS = 64;
 
 /** Documents: list and search, read, create, and atomic compare-and-replace. */
 export function documentQueries(db: Db) {
-  const writes = groupCommit(db);
+  const index = searchIndexWriter(db);
+  const writes = groupCommit(db, { beforeCommit: index.apply });
+  /** A document write in the next group transaction; if it throws, its search index changes are dropped with it. */
+  function write<T>(fn: () => T): Promise<T> {
+    return writes.write(() => {
+      const mark = index.mark();
+      try {
+        return fn();
+      } catch (error) {
+        index.dropSince(mark);
+        throw error;
+      }
+    });
+  }
   const listCache = new Map<string, ReturnType<Db['prepare']>>();
 
   // Each visibility branch is ordered and limited on its own index, then merged.
@@ -114,11 +127,6 @@ export function documentQueries(db: Db) {
      VALUES (@seq, @id, @workspace, @uid, @pid, @thread, @title, @now, @highWater)`,
   );
   const insertContent = db.prepare('INSERT INTO document_contents (seq, content) VALUES (@seq, @content)');
-  const index = db.prepare('INSERT INTO documents_fts (rowid, title, content, scope) VALUES (@seq, @title, @content, @scope)');
-  const unindex = db.prepare(
-    `INSERT INTO documents_fts (documents_fts, rowid, title, content, scope)
-     VALUES ('delete', @seq, @title, @content, @scope)`,
-  );
   const contentOf = db.prepare('SELECT content FROM document_contents WHERE seq = ?').pluck();
   const moveStmt = db.prepare(
     `UPDATE documents SET seq = @next, title = @title, updated_at = @updatedAt, high_water_at = @highWater
@@ -162,7 +170,7 @@ export function documentQueries(db: Db) {
       now,
     });
     insertContent.run({ seq, content: doc.contentMarkdown });
-    index.run({ seq, title: doc.title, content: doc.contentMarkdown, scope: scopeTokens(workspace, doc.projectId) });
+    index.insert({ seq, title: doc.title, content: doc.contentMarkdown, scope: scopeTokens(workspace, doc.projectId) });
     return { id, title: doc.title, threadId: doc.threadId, updatedAt: null };
   });
 
@@ -188,9 +196,9 @@ export function documentQueries(db: Db) {
         updated_at: string;
       };
       const scope = scopeTokens(row.workspace_id, row.project_id);
-      unindex.run({ seq: row.seq, title: row.title, content: contentOf.get(row.seq) as string, scope });
+      index.remove({ seq: row.seq, title: row.title, content: contentOf.get(row.seq) as string, scope });
       moveContent.run({ seq: row.seq, next: seq, content: change.contentMarkdown });
-      index.run({ seq, title, content: change.contentMarkdown, scope });
+      index.insert({ seq, title, content: change.contentMarkdown, scope });
       return {
         status: 'updated',
         document: { id: updated.id, title: updated.title, threadId: updated.thread_id, updatedAt: updated.updated_at },
@@ -259,7 +267,7 @@ export function documentQueries(db: Db) {
     },
 
     createDocument(viewer: Viewer, doc: NewDocument, now: string) {
-      return writes.write(() => create(viewer, doc, now));
+      return write(() => create(viewer, doc, now));
     },
 
     async updateDocument(
@@ -268,7 +276,7 @@ export function documentQueries(db: Db) {
       change: DocumentReplacement,
       next: (previous: string | null) => string,
     ) {
-      return writes.write(() => update(viewer, id, change, next));
+      return write(() => update(viewer, id, change, next));
     },
   };
 }
@@ -283,4 +291,56 @@ function docSelect(visible: string): string {
 function lockSelect(visible: string): string {
   return `SELECT d.seq, d.updated_at, d.title, d.workspace_id, d.project_id FROM documents d
      WHERE d.id = @id AND ${visible}`;
+}
+
+interface IndexEntry {
+  seq: number;
+  title: string;
+  content: string;
+  scope: string;
+}
+
+/**
+ * Changes to the search index, held until the group transaction is about to
+ * commit and then written in rowid order: first the removals, then the
+ * insertions (new seqs are above every existing one). FTS5 keeps a
+ * transaction's changes in memory only while each rowid it is given is
+ * above the one before; any other order makes it write a new index segment
+ * at once, which, one per document, cost more than all the rest of a write.
+ * An entry inserted and removed within the same transaction is never
+ * written (removing it from the index first would corrupt it).
+ */
+function searchIndexWriter(db: Db) {
+  const insertStmt = db.prepare('INSERT INTO documents_fts (rowid, title, content, scope) VALUES (@seq, @title, @content, @scope)');
+  const removeStmt = db.prepare(
+    `INSERT INTO documents_fts (documents_fts, rowid, title, content, scope)
+     VALUES ('delete', @seq, @title, @content, @scope)`,
+  );
+  let pending: { op: 'insert' | 'remove'; entry: IndexEntry }[] = [];
+  const bySeq = (a: IndexEntry, b: IndexEntry) => a.seq - b.seq;
+  return {
+    insert(entry: IndexEntry) {
+      pending.push({ op: 'insert', entry });
+    },
+    remove(entry: IndexEntry) {
+      pending.push({ op: 'remove', entry });
+    },
+    mark: () => pending.length,
+    dropSince(mark: number) {
+      pending.length = mark;
+    },
+    /** Writes the held changes; runs inside the transaction, just before COMMIT. */
+    apply() {
+      const changes = pending;
+      pending = [];
+      const inserts = new Map<number, IndexEntry>();
+      const removals: IndexEntry[] = [];
+      for (const { op, entry } of changes) {
+        if (op === 'insert') inserts.set(entry.seq, entry);
+        else if (!inserts.delete(entry.seq)) removals.push(entry);
+      }
+      for (const entry of removals.sort(bySeq)) removeStmt.run(entry);
+      for (const entry of [...inserts.values()].sort(bySeq)) insertStmt.run(entry);
+    },
+  };
 }

@@ -15,7 +15,8 @@ import type { Db } from './database.js';
  * stays atomic: of N updates carrying the same `expectedUpdatedAt`, the first
  * wins and the rest see its result.
  */
-export function groupCommit(db: Db, maxBatch = 256) {
+export function groupCommit(db: Db, options: { maxBatch?: number; beforeCommit?: () => void } = {}) {
+  const { maxBatch = 256, beforeCommit } = options;
   interface Pending {
     run: () => unknown;
     resolve: (value: unknown) => void;
@@ -26,15 +27,18 @@ export function groupCommit(db: Db, maxBatch = 256) {
   // better-sqlite3 turns a transaction function called inside a transaction
   // into a savepoint, rolled back if the function throws.
   const one = db.transaction((p: Pending) => p.run());
-  const all = db.transaction((batch: Pending[]) =>
-    batch.map((p) => {
+  const all = db.transaction((batch: Pending[]) => {
+    const outcomes = batch.map((p) => {
       try {
         return { ok: true as const, value: one(p) };
       } catch (error) {
         return { ok: false as const, error };
       }
-    }),
-  );
+    });
+    // Work the writes deferred to the end of the transaction; if it fails, the whole batch is undone.
+    beforeCommit?.();
+    return outcomes;
+  });
 
   function flush() {
     if (queue.length === 0) return;
