@@ -22,8 +22,9 @@ const TOUCH_INTERVAL_MS = 60_000;
 /**
  * The checks every API request passes before its input is even parsed, in
  * DESIGN §2's order: key and scope (401), plan (402), rate limit (429).
- * Nothing is cached: a revoked key or a lost plan is refused on the very
- * next request.
+ * A revoked key or a lost plan is refused on the very next request: the
+ * store's access cache is dropped whenever the database changes
+ * (src/store/sqlite/access-cache.ts).
  */
 export function apiGuard(deps: ServiceDeps & { limiter: Limiter }) {
   const { store, config, clock, limiter } = deps;

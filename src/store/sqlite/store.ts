@@ -1,4 +1,5 @@
 import type { Store } from '../store.js';
+import { accessCache, type AccessCache } from './access-cache.js';
 import { adminQueries } from './admin.js';
 import { migrate, openDatabase, type Db } from './database.js';
 import { documentQueries } from './documents.js';
@@ -17,6 +18,7 @@ export function openSqliteStore(file: string): Store {
 
 /** The store over an open, migrated database. */
 export function sqliteStoreOn(db: Db): Store {
+  const cache = accessCache(db);
   return {
     dialect: 'sqlite',
     async migrate() {
@@ -29,7 +31,26 @@ export function sqliteStoreOn(db: Db): Store {
       db.prepare('SELECT 1').get();
     },
     ...documentQueries(db),
-    ...workspaceQueries(db),
-    ...adminQueries(db),
+    ...workspaceQueries(db, cache),
+    ...invalidating(adminQueries(db), cache),
   };
+}
+
+/**
+ * The operator's writes (users, keys, organizations, memberships, plans,
+ * projects, …) drop the access cache once they have run, whether they
+ * succeeded or not, so that the next request reads what they changed.
+ */
+function invalidating<T extends Record<string, (...args: never[]) => Promise<unknown>>>(queries: T, cache: AccessCache): T {
+  const wrapped: Record<string, unknown> = {};
+  for (const [name, query] of Object.entries(queries)) {
+    wrapped[name] = async (...args: never[]) => {
+      try {
+        return await query(...args);
+      } finally {
+        cache.invalidate();
+      }
+    };
+  }
+  return wrapped as T;
 }

@@ -7,6 +7,7 @@ import type {
   TemplateRow,
   Viewer,
 } from '../store.js';
+import type { AccessCache } from './access-cache.js';
 import type { Db } from './database.js';
 import { contentBranches, projectVisible, templateVisible, type ScopeKind } from './visibility.js';
 
@@ -14,7 +15,7 @@ const kindOf = (v: Viewer): ScopeKind => (v.orgId === null ? 'personal' : 'org')
 const params = (v: Viewer) => ({ uid: v.userId, oid: v.orgId });
 
 /** Keys, organizations, projects, templates and chats, as the API reads them. */
-export function workspaceQueries(db: Db) {
+export function workspaceQueries(db: Db, cache: AccessCache) {
   const principalStmt = db.prepare(
     `SELECT k.id AS key_id, k.name AS key_name, k.can_write, k.last_used_at,
             u.id AS user_id, u.name AS user_name, u.email, u.plan,
@@ -76,43 +77,50 @@ export function workspaceQueries(db: Db) {
     return stmt;
   }
 
+  function loadPrincipal(keyHash: Buffer): Principal | null {
+    const r = principalStmt.get(keyHash) as
+      | {
+          key_id: string;
+          key_name: string | null;
+          can_write: number;
+          last_used_at: string | null;
+          user_id: string;
+          user_name: string | null;
+          email: string;
+          plan: string | null;
+          org_plans: string;
+        }
+      | undefined;
+    if (!r) return null;
+    return {
+      keyId: r.key_id,
+      keyName: r.key_name,
+      canWrite: r.can_write === 1,
+      lastUsedAt: r.last_used_at,
+      user: { id: r.user_id, name: r.user_name, email: r.email, plan: r.plan },
+      orgPlans: JSON.parse(r.org_plans) as (string | null)[],
+    };
+  }
+
   return {
     async findPrincipal(keyHash: Buffer): Promise<Principal | null> {
-      const r = principalStmt.get(keyHash) as
-        | {
-            key_id: string;
-            key_name: string | null;
-            can_write: number;
-            last_used_at: string | null;
-            user_id: string;
-            user_name: string | null;
-            email: string;
-            plan: string | null;
-            org_plans: string;
-          }
-        | undefined;
-      if (!r) return null;
-      return {
-        keyId: r.key_id,
-        keyName: r.key_name,
-        canWrite: r.can_write === 1,
-        lastUsedAt: r.last_used_at,
-        user: { id: r.user_id, name: r.user_name, email: r.email, plan: r.plan },
-        orgPlans: JSON.parse(r.org_plans) as (string | null)[],
-      };
+      return cache.get(`principal:${keyHash.toString('base64')}`, () => loadPrincipal(keyHash));
     },
 
     async touchKey(keyId: string, at: string): Promise<void> {
       touchStmt.run(at, keyId);
+      cache.invalidate();
     },
 
     async listOrganizations(userId: string): Promise<OrganizationRow[]> {
-      const rows = orgsStmt.all(userId) as { id: string; name: string; created_at: string }[];
-      return rows.map((r) => ({ id: r.id, name: r.name, createdAt: r.created_at }));
+      return cache.get(`organizations:${userId}`, () => {
+        const rows = orgsStmt.all(userId) as { id: string; name: string; created_at: string }[];
+        return rows.map((r) => ({ id: r.id, name: r.name, createdAt: r.created_at }));
+      });
     },
 
     async isMember(orgId: string, userId: string): Promise<boolean> {
-      return memberStmt.get(orgId, userId) !== undefined;
+      return cache.get(`member:${orgId}:${userId}`, () => memberStmt.get(orgId, userId) !== undefined);
     },
 
     async isProjectVisible(viewer: Viewer, projectId: string): Promise<boolean> {

@@ -1,0 +1,71 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { call, setup, type TestContext } from './helpers.js';
+
+/**
+ * Folio keeps principals, organizations and memberships in memory while the
+ * database is unchanged. Changes made by another connection — the `folio`
+ * command, another process — and by this server's own writes must still
+ * take effect on the very next request.
+ */
+describe('access cache', () => {
+  let t: TestContext;
+  let other: Database.Database;
+  before(async () => {
+    t = await setup();
+    other = new Database(join(t.dir, 'folio.db'));
+    other.pragma('busy_timeout = 5000');
+  });
+  after(async () => {
+    other.close();
+    await t.close();
+  });
+
+  it('refuses a key revoked by another connection on the next request', async () => {
+    const user = await t.make.user();
+    const { secret, record } = await t.make.key(user.id);
+    assert.equal((await call(t.app, 'GET', '/v1/me', { key: secret })).status, 200);
+    assert.equal((await call(t.app, 'GET', '/v1/me', { key: secret })).status, 200);
+    other.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ?').run(new Date().toISOString(), record.id);
+    assert.equal((await call(t.app, 'GET', '/v1/me', { key: secret })).status, 401);
+  });
+
+  it('sees plans, memberships and organization names changed by another connection on the next request', async () => {
+    const user = await t.make.user({ plan: null });
+    const org = await t.make.org({ name: 'Before', plan: 'team_yearly', members: [user.id] });
+    const { secret } = await t.make.key(user.id);
+    const me = async () => call(t.app, 'GET', '/v1/me', { key: secret });
+    const first = await me();
+    assert.equal(first.status, 200);
+    assert.deepEqual(first.body.organizations.map((o: { name: string }) => o.name), ['Before']);
+    assert.equal((await call(t.app, 'GET', `/v1/documents?organizationId=${org.id}`, { key: secret })).status, 200);
+
+    other.prepare('UPDATE organizations SET name = ? WHERE id = ?').run('After', org.id);
+    assert.deepEqual((await me()).body.organizations.map((o: { name: string }) => o.name), ['After']);
+
+    other.prepare('DELETE FROM memberships WHERE org_id = ? AND user_id = ?').run(org.id, user.id);
+    // Without the team, the user has no plan granting the API at all.
+    assert.equal((await me()).status, 402);
+    other.prepare('UPDATE users SET plan = ? WHERE id = ?').run('pro', user.id);
+    const after = await me();
+    assert.equal(after.status, 200);
+    assert.deepEqual(after.body.organizations, []);
+    assert.equal((await call(t.app, 'GET', `/v1/documents?organizationId=${org.id}`, { key: secret })).status, 400);
+  });
+
+  it('sees this server’s own changes on the next request', async () => {
+    const user = await t.make.user();
+    const { secret, record } = await t.make.key(user.id);
+    const org = await t.make.org();
+    const docs = async () => (await call(t.app, 'GET', `/v1/documents?organizationId=${org.id}`, { key: secret })).status;
+    assert.equal(await docs(), 400);
+    await t.store.addMember(org.id, user.id, new Date().toISOString());
+    assert.equal(await docs(), 200);
+    await t.store.removeMember(org.id, user.id);
+    assert.equal(await docs(), 400);
+    await t.store.revokeKey(record.id, new Date().toISOString());
+    assert.equal((await call(t.app, 'GET', '/v1/me', { key: secret })).status, 401);
+  });
+});
