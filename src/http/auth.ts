@@ -64,6 +64,7 @@ export function apiGuard(deps: ServiceDeps & { limiter: Limiter }) {
       keyName: principal.keyName,
       scopes: scopesFor(principal.canWrite),
       user: { id: principal.user.id, name: principal.user.name, email: principal.user.email },
+      organizations: principal.organizations,
       plan,
     };
   };

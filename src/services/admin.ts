@@ -2,7 +2,7 @@ import { generateKey, hashKey, lastFour, scopesFor, type Scope } from '../domain
 import { isValidLookupKey } from '../domain/plans.js';
 import { toIso } from '../domain/time.js';
 import { UsageError } from '../errors.js';
-import type { KeyRecord, Store, Viewer } from '../store/store.js';
+import type { KeyRecord, Viewer } from '../store/store.js';
 import { documentUrl, type ServiceDeps } from './context.js';
 
 /**

@@ -2,7 +2,7 @@ import type { Config } from '../config.js';
 import type { Clock } from '../domain/time.js';
 import type { Scope } from '../domain/keys.js';
 import { InvalidRequest, NotFound } from '../errors.js';
-import type { Store, Viewer } from '../store/store.js';
+import type { OrganizationRow, Store, Viewer } from '../store/store.js';
 
 /** What every service needs, passed in (tests give a temporary store and a controllable clock). */
 export interface ServiceDeps {
@@ -17,6 +17,8 @@ export interface Caller {
   keyName: string | null;
   scopes: Scope[];
   user: { id: string; name: string | null; email: string };
+  /** The user's organizations (teams), by name then id, as of this request. */
+  organizations: OrganizationRow[];
   /** The lookup key that grants API access (DESIGN §2). */
   plan: string;
 }
@@ -33,7 +35,9 @@ export async function resolveViewer(
   inaccessible: 'invalid' | 'not_found',
 ): Promise<Viewer> {
   if (organizationId === undefined) return { userId: caller.user.id, orgId: null };
-  if (await deps.store.isMember(organizationId, caller.user.id)) return { userId: caller.user.id, orgId: organizationId };
+  // Membership as read with the key for this request; every query the viewer
+  // runs checks it again in SQL.
+  if (caller.organizations.some((o) => o.id === organizationId)) return { userId: caller.user.id, orgId: organizationId };
   throw inaccessible === 'invalid'
     ? new InvalidRequest('organizationId: no organization with this id is accessible with this key.')
     : new NotFound('Not found: no organization with this id is accessible with this key.');

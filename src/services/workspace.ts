@@ -6,19 +6,18 @@ export function workspaceService(deps: ServiceDeps) {
   const { config, store } = deps;
   return {
     async me(caller: Caller) {
-      const orgs = await store.listOrganizations(caller.user.id);
       return {
         id: caller.user.id,
         name: caller.user.name,
         email: caller.user.email,
         plan: caller.plan,
         key: { name: caller.keyName, scopes: caller.scopes },
-        organizations: orgs.map((o) => ({ id: o.id, name: o.name })),
+        organizations: caller.organizations.map((o) => ({ id: o.id, name: o.name })),
       };
     },
 
     async organizations(caller: Caller) {
-      const organizations = await store.listOrganizations(caller.user.id);
+      const { organizations } = caller;
       return { organizations, count: organizations.length };
     },
 

@@ -18,6 +18,8 @@ export interface Principal {
   user: { id: string; name: string | null; email: string; plan: string | null };
   /** Plans of the user's organizations, ordered by the time the user joined. */
   orgPlans: (string | null)[];
+  /** The user's organizations, by name then id: read with the key, so that a request sees one state of them. */
+  organizations: OrganizationRow[];
 }
 
 export interface UserRecord {
@@ -145,7 +147,6 @@ export interface Store {
   // --- API: authentication and the caller -------------------------------
   findPrincipal(keyHash: Buffer): Promise<Principal | null>;
   touchKey(keyId: string, at: string): Promise<void>;
-  listOrganizations(userId: string): Promise<OrganizationRow[]>;
   isMember(orgId: string, userId: string): Promise<boolean>;
   isProjectVisible(viewer: Viewer, projectId: string): Promise<boolean>;
 

@@ -1,7 +1,6 @@
 import type {
   ChatRow,
   ListChatsQuery,
-  OrganizationRow,
   Principal,
   ProjectRow,
   TemplateRow,
@@ -77,7 +76,8 @@ export function workspaceQueries(db: Db, cache: AccessCache) {
     return stmt;
   }
 
-  function loadPrincipal(keyHash: Buffer): Principal | null {
+  // Key, user and organizations in one read transaction: one state of them.
+  const loadPrincipal = db.transaction((keyHash: Buffer): Principal | null => {
     const r = principalStmt.get(keyHash) as
       | {
           key_id: string;
@@ -99,8 +99,13 @@ export function workspaceQueries(db: Db, cache: AccessCache) {
       lastUsedAt: r.last_used_at,
       user: { id: r.user_id, name: r.user_name, email: r.email, plan: r.plan },
       orgPlans: JSON.parse(r.org_plans) as (string | null)[],
+      organizations: (orgsStmt.all(r.user_id) as { id: string; name: string; created_at: string }[]).map((o) => ({
+        id: o.id,
+        name: o.name,
+        createdAt: o.created_at,
+      })),
     };
-  }
+  });
 
   return {
     async findPrincipal(keyHash: Buffer): Promise<Principal | null> {
@@ -112,15 +117,8 @@ export function workspaceQueries(db: Db, cache: AccessCache) {
       cache.invalidate();
     },
 
-    async listOrganizations(userId: string): Promise<OrganizationRow[]> {
-      return cache.get(`organizations:${userId}`, () => {
-        const rows = orgsStmt.all(userId) as { id: string; name: string; created_at: string }[];
-        return rows.map((r) => ({ id: r.id, name: r.name, createdAt: r.created_at }));
-      });
-    },
-
     async isMember(orgId: string, userId: string): Promise<boolean> {
-      return cache.get(`member:${orgId}:${userId}`, () => memberStmt.get(orgId, userId) !== undefined);
+      return memberStmt.get(orgId, userId) !== undefined;
     },
 
     async isProjectVisible(viewer: Viewer, projectId: string): Promise<boolean> {
