@@ -134,4 +134,31 @@ describe('failures and logs', () => {
       await t.close();
     }
   });
+
+  it('logs one line per request, with its id, method, path, status and time', async () => {
+    const logs = logCollector();
+    const t = await setup({ deps: { logStream: logs.stream }, env: { LOG_LEVEL: 'info' } });
+    try {
+      const key = (await t.make.key((await t.make.user()).id)).secret;
+      const ok = await call(t.app, 'GET', '/v1/me', { key, headers: { 'x-request-id': 'trace-me-1' } });
+      const bad = await call(t.app, 'GET', '/v1/documents?limit=0', { key, headers: { 'x-request-id': 'trace-me-2' } });
+      assert.deepEqual([ok.status, bad.status], [200, 400]);
+      const lines = logs
+        .text()
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l))
+        .filter((l) => typeof l.reqId === 'string' && l.reqId.startsWith('trace-me-'));
+      assert.deepEqual(
+        lines.map((l) => [l.reqId, l.msg, l.method, l.url, l.statusCode, l.level]),
+        [
+          ['trace-me-1', 'request completed', 'GET', '/v1/me', 200, 30],
+          ['trace-me-2', 'request completed', 'GET', '/v1/documents?limit=0', 400, 30],
+        ],
+      );
+      for (const l of lines) assert.equal(typeof l.responseTime, 'number');
+    } finally {
+      await t.close();
+    }
+  });
 });
