@@ -1,11 +1,11 @@
 import { Type } from '@sinclair/typebox';
-import { DateTime, Limit, NullableDateTime, OrganizationId, ProjectId, ProjectRef, responses, SearchQuery, Url, Uuid } from '../common.js';
+import { DateTime, Limit, NullableDateTime, OrganizationId, ProjectId, ProjectRef, responses, SearchQuery, Url, Uuid, NullableString } from '../common.js';
 import { chatUrlExample, ex } from '../examples.js';
 
 export const Chat = Type.Object(
   {
     id: Uuid,
-    title: Type.Union([Type.String(), Type.Null()]),
+    title: NullableString(),
     createdAt: DateTime,
     updatedAt: NullableDateTime,
     messageCount: Type.Integer(),

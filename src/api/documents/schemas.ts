@@ -11,6 +11,7 @@ import {
   SearchQuery,
   Url,
   Uuid,
+  NullableString,
 } from '../common.js';
 import { documentUrlExample, ex } from '../examples.js';
 
@@ -26,7 +27,7 @@ const summaryFields = {
   title: Type.String(),
   createdAt: DateTime,
   updatedAt: NullableDateTime,
-  threadId: Type.Union([Type.String(), Type.Null()], { description: 'Chat thread the document was created in, if any.' }),
+  threadId: NullableString(Type.String(), { description: 'Chat thread the document was created in, if any.' }),
   url: Url,
 };
 
@@ -56,7 +57,7 @@ export const Document = Type.Object(
 );
 
 export const DocumentMutationResult = Type.Object(
-  { id: Uuid, title: Type.String(), threadId: Type.Union([Type.String(), Type.Null()]), url: Url },
+  { id: Uuid, title: Type.String(), threadId: NullableString(), url: Url },
   {
     title: 'DocumentMutationResult',
     examples: [{ id: ex.documentId, title: 'Launch plan', threadId: null, url: documentUrlExample }],

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { responses } from '../common.js';
+import { responses, NullableString } from '../common.js';
 import { ex } from '../examples.js';
 
 export const OrganizationRef = Type.Object(
@@ -10,13 +10,13 @@ export const OrganizationRef = Type.Object(
 export const Me = Type.Object(
   {
     id: Type.String({ description: 'User identifier (prefix `user_`).' }),
-    name: Type.Union([Type.String(), Type.Null()]),
+    name: NullableString(),
     email: Type.String({ format: 'email' }),
-    plan: Type.Union([Type.String(), Type.Null()], {
+    plan: NullableString(Type.String(), {
       description: 'Price lookup key of the subscription that grants API access (the user’s own or a team’s).',
     }),
     key: Type.Object({
-      name: Type.Union([Type.String(), Type.Null()]),
+      name: NullableString(),
       scopes: Type.Array(Type.Union([Type.Literal('connector:read'), Type.Literal('connector:write')])),
     }),
     organizations: Type.Array(OrganizationRef),

@@ -1,12 +1,12 @@
 import { Type } from '@sinclair/typebox';
-import { DateTime, Limit, OrganizationId, responses } from '../common.js';
+import { DateTime, Limit, OrganizationId, responses, NullableString } from '../common.js';
 import { ex } from '../examples.js';
 
 export const Project = Type.Object(
   {
     id: Type.String({ description: 'Usable as `projectId`.' }),
     name: Type.String(),
-    description: Type.Union([Type.String(), Type.Null()]),
+    description: NullableString(),
     createdAt: DateTime,
     isSharedWithYou: Type.Boolean({ description: 'True when another member shared the project with the user.' }),
   },

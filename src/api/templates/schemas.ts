@@ -1,11 +1,11 @@
 import { Type } from '@sinclair/typebox';
-import { Limit, OrganizationId, responses } from '../common.js';
+import { Limit, OrganizationId, responses, NullableString } from '../common.js';
 
 export const Template = Type.Object(
   {
     id: Type.Integer(),
     title: Type.String(),
-    description: Type.Union([Type.String(), Type.Null()]),
+    description: NullableString(),
     isSystem: Type.Boolean({ description: 'True for built-in templates.' }),
     isDefault: Type.Boolean(),
   },
