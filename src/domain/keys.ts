@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import { randomBase62, toBase62 } from './ids.js';
 
@@ -36,7 +36,8 @@ export function isWellFormedKey(value: string): boolean {
 }
 
 export function hashKey(secret: string): Buffer {
-  return createHash('sha256').update(secret).digest();
+  // One-shot hashing: no Hash object per request.
+  return hash('sha256', secret, 'buffer') as unknown as Buffer;
 }
 
 export function lastFour(secret: string): string {
