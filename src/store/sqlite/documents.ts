@@ -22,13 +22,15 @@ interface SummaryDbRow {
   thread_id: string | null;
 }
 
-interface SortedDbRow extends SummaryDbRow {
-  sort_at: string;
-}
-
-interface WalkedDbRow extends SortedDbRow {
-  high_water_at: string;
-}
+/**
+ * Lists and searches read rows in raw mode, as arrays in the column order
+ * of their SELECT: better-sqlite3 builds those faster than row objects.
+ */
+type SummaryTuple = [id: string, title: string, createdAt: string, updatedAt: string | null, threadId: string | null];
+/** A search row: the summary, then its sort time and high-water time. */
+type WalkedTuple = [...SummaryTuple, sortAt: string, highWaterAt: string];
+const SORT_AT = 5;
+const HIGH_WATER_AT = 6;
 
 const kindOf = (v: Viewer): ScopeKind => (v.orgId === null ? 'personal' : 'org');
 const params = (v: Viewer) => ({ uid: v.userId, oid: v.orgId });
@@ -37,9 +39,13 @@ function toSummary(r: SummaryDbRow): DocumentSummaryRow {
   return { id: r.id, title: r.title, createdAt: r.created_at, updatedAt: r.updated_at, threadId: r.thread_id };
 }
 
+function tupleSummary(r: SummaryTuple | WalkedTuple): DocumentSummaryRow {
+  return { id: r[0], title: r[1], createdAt: r[2], updatedAt: r[3], threadId: r[4] };
+}
+
 /** DESIGN §3: coalesce(updatedAt, createdAt) newest first, ties by id (descending). */
-const newestFirst = (a: SortedDbRow, b: SortedDbRow) =>
-  a.sort_at !== b.sort_at ? (a.sort_at < b.sort_at ? 1 : -1) : a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
+const newestFirst = (a: WalkedTuple, b: WalkedTuple) =>
+  a[SORT_AT] !== b[SORT_AT] ? (a[SORT_AT] < b[SORT_AT] ? 1 : -1) : a[0] < b[0] ? 1 : a[0] > b[0] ? -1 : 0;
 
 /**
  * A search restricted to scope tokens reads only the caller's matches; past
@@ -80,7 +86,7 @@ export function documentQueries(db: Db) {
       stmt = db.prepare(
         `SELECT id, title, created_at, updated_at, thread_id FROM (${branches.join(' UNION ALL ')})
          ORDER BY sort_at DESC, id DESC LIMIT @limit`,
-      );
+      ).raw();
       listCache.set(key, stmt);
     }
     return stmt;
@@ -98,7 +104,7 @@ export function documentQueries(db: Db) {
          FROM documents_fts f JOIN documents d ON d.seq = f.rowid
          WHERE f.documents_fts MATCH @match AND ${contentVisible[kind]('d')}${project ? ' AND d.project_id = @pid' : ''}
          ORDER BY f.rowid DESC`,
-      );
+      ).raw();
       searchCache.set(key, stmt);
     }
     return stmt;
@@ -215,7 +221,7 @@ export function documentQueries(db: Db) {
    * seen. Ties and a clock that went back are then put right by sorting
    * exactly as DESIGN §3 says.
    */
-  function search(viewer: Viewer, terms: string[], projectId: string | undefined, limit: number): SortedDbRow[] {
+  function search(viewer: Viewer, terms: string[], projectId: string | undefined, limit: number): WalkedTuple[] {
     const kind = kindOf(viewer);
     const p = params(viewer);
     let tokens: string[];
@@ -228,19 +234,20 @@ export function documentQueries(db: Db) {
       tokens = [outsideProjectsToken(viewer.orgId), ...(sharedProjects.org.all(p) as string[]).map(projectToken)];
     }
     const match = tokens.length <= MAX_SCOPE_TOKENS ? withinScope(ftsMatch(terms), tokens) : ftsMatch(terms);
-    const rows: SortedDbRow[] = [];
+    const rows: WalkedTuple[] = [];
     // The `limit` newest sort times seen, newest first.
     const newest: string[] = [];
-    const walk = searchStatement(kind, projectId !== undefined).iterate({ ...p, pid: projectId ?? null, match }) as Iterable<WalkedDbRow>;
+    const walk = searchStatement(kind, projectId !== undefined).iterate({ ...p, pid: projectId ?? null, match }) as Iterable<WalkedTuple>;
     for (const r of walk) {
       rows.push(r);
-      if (newest.length < limit || r.sort_at > newest[limit - 1]!) {
+      const sortAt = r[SORT_AT];
+      if (newest.length < limit || sortAt > newest[limit - 1]!) {
         let i = Math.min(newest.length, limit - 1);
-        while (i > 0 && newest[i - 1]! < r.sort_at) i--;
-        newest.splice(i, 0, r.sort_at);
+        while (i > 0 && newest[i - 1]! < sortAt) i--;
+        newest.splice(i, 0, sortAt);
         if (newest.length > limit) newest.pop();
       }
-      if (newest.length === limit && r.high_water_at < newest[limit - 1]!) break;
+      if (newest.length === limit && r[HIGH_WATER_AT] < newest[limit - 1]!) break;
     }
     return rows.sort(newestFirst).slice(0, limit);
   }
@@ -248,10 +255,10 @@ export function documentQueries(db: Db) {
   return {
     async listDocuments(viewer: Viewer, query: ListDocumentsQuery): Promise<DocumentSummaryRow[]> {
       const terms = query.terms ?? [];
-      if (terms.length > 0) return search(viewer, terms, query.projectId, query.limit).map(toSummary);
+      if (terms.length > 0) return search(viewer, terms, query.projectId, query.limit).map(tupleSummary);
       const stmt = listStatement(kindOf(viewer), query.projectId !== undefined);
-      const rows = stmt.all({ ...params(viewer), pid: query.projectId ?? null, limit: query.limit }) as SummaryDbRow[];
-      return rows.map(toSummary);
+      const rows = stmt.all({ ...params(viewer), pid: query.projectId ?? null, limit: query.limit }) as SummaryTuple[];
+      return rows.map(tupleSummary);
     },
 
     async getDocument(viewer: Viewer, id: string): Promise<DocumentRow | null> {

@@ -35,9 +35,21 @@ export const contentBranches = {
   ],
 };
 
+/**
+ * The same rule as contentBranches, checked row by row: correlated EXISTS
+ * look-ups instead of IN lists, which SQLite would build in full (every
+ * shared or visible project of the scope) for each statement, even one that
+ * reads a single document. The model test (test/visibility.test.ts) holds
+ * the two forms to the same answers.
+ */
 export const contentVisible = {
-  personal: (t: string) => `((${contentBranches.personal(t).join(') OR (')}))`,
-  org: (t: string) => `(${contentBranches.org(t)[0]})`,
+  personal: (t: string) =>
+    `(${t}.workspace_id = @uid OR (${t}.project_id IS NOT NULL AND EXISTS (SELECT 1 FROM project_shares s
+      JOIN projects sp ON sp.id = s.project_id
+      WHERE s.project_id = ${t}.project_id AND s.user_id = @uid AND sp.is_org = 0 AND sp.workspace_id <> @uid)))`,
+  org: (t: string) =>
+    `(${t}.workspace_id = @oid AND ${MEMBER} AND (${t}.project_id IS NULL OR EXISTS (SELECT 1 FROM projects op
+      WHERE op.id = ${t}.project_id AND op.workspace_id = @oid AND ${ORG_PROJECT('op')})))`,
 };
 
 /**
