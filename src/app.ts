@@ -116,7 +116,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const services = makeServices({ config, store, clock });
   await app.register(
     async (v1) => {
-      v1.addHook('onRequest', apiGuard({ config, store, clock, limiter }));
+      // Each route with a scope gets the guard as its first onRequest hook.
+      const guard = apiGuard({ config, store, clock, limiter });
+      v1.addHook('onRoute', (route) => {
+        const scope = route.config?.scope;
+        if (scope === undefined) return;
+        const own = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
+        route.onRequest = [guard(scope), ...own];
+      });
       await v1.register(meRoutes, { services });
       await v1.register(documentRoutes, { services });
       await v1.register(projectRoutes, { services });

@@ -28,6 +28,23 @@ describe('API keys', () => {
     assert.equal(isWellFormedKey(bodyTypo), false);
   });
 
+  it('guards every operation of the OpenAPI document, and its HEAD, with the key check', async () => {
+    const doc = (await t.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
+    const seen: string[] = [];
+    for (const [path, item] of Object.entries<Record<string, unknown>>(doc.paths)) {
+      const url = `/v1${path.replace('{id}', '6f1c1a52-3b0e-4c3e-9a55-2b8f8d1f0c11')}`;
+      for (const method of Object.keys(item).map((m) => m.toUpperCase())) {
+        for (const m of method === 'GET' ? ['GET', 'HEAD'] : [method]) {
+          const res = await t.app.inject({ method: m as 'GET', url });
+          assert.equal(res.statusCode, 401, `${m} ${url}`);
+          seen.push(`${m} ${path}`);
+        }
+      }
+    }
+    // Nine operations, seven of them GETs.
+    assert.equal(seen.length, 16, seen.join(', '));
+  });
+
   it('refuses a missing, malformed, unknown or mistyped key with 401', async () => {
     const user = await t.make.user();
     const { secret } = await t.make.key(user.id);

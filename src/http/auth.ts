@@ -29,10 +29,8 @@ const TOUCH_INTERVAL_MS = 60_000;
 export function apiGuard(deps: ServiceDeps & { limiter: Limiter }) {
   const { store, config, clock, limiter } = deps;
 
-  return async function guard(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const needed = request.routeOptions.config.scope;
-    if (needed === undefined) return;
-
+  /** The guard of a route that needs `needed` (given once per route, not looked up per request). */
+  return (needed: Scope) => async function guard(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const token = bearerToken(request.headers.authorization);
     if (token === null) throw new Unauthorized('Missing API key: send it as "Authorization: Bearer <API_KEY>".');
     if (!isWellFormedKey(token)) throw new Unauthorized();
