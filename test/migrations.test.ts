@@ -15,7 +15,7 @@ import type { Store } from '../src/store/store.js';
  * write, opened by today's Folio: lists, searches and new writes must come
  * out exactly as if it had been written today.
  */
-describe('migrations from the first schema: seq counting up, one-letter prefixes', () => {
+describe('migrations from the first schema: seq counting up, one-letter prefixes, index page size', () => {
   let dir: string;
   let file: string;
   let store: Store;
@@ -92,6 +92,8 @@ describe('migrations from the first schema: seq counting up, one-letter prefixes
     try {
       const sql = db.prepare("SELECT sql FROM sqlite_master WHERE name = 'documents_fts'").pluck().get() as string;
       assert.match(sql, /prefix\s*=\s*'1 2 3'/);
+      // Index pages of about a database page (migration 4).
+      assert.equal(db.prepare("SELECT v FROM documents_fts_config WHERE k = 'pgsz'").pluck().get(), 4050);
     } finally {
       db.close();
     }

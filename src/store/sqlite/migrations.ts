@@ -169,4 +169,11 @@ export const migrations: readonly string[] = [
   );
   ${INDEX_EVERY_DOCUMENT}
   `,
+  // Index pages of about one database page (4096 bytes) instead of FTS5's
+  // default 1000 bytes: fewer, fuller pages to write at each commit. Edits
+  // ran 6–25 % faster (bench/README.md), searches no slower. Existing pages
+  // keep their size until FTS5 merges them.
+  `
+  INSERT INTO documents_fts (documents_fts, rank) VALUES ('pgsz', 4050);
+  `,
 ];
