@@ -55,6 +55,24 @@ describe('access cache', () => {
     assert.equal((await call(t.app, 'GET', `/v1/documents?organizationId=${org.id}`, { key: secret })).status, 400);
   });
 
+  it('searches a project shared or unshared by another connection from the next request', async () => {
+    const owner = await t.make.user();
+    const reader = await t.make.user();
+    const { secret } = await t.make.key(reader.id);
+    const project = await t.make.project(owner.id, { name: 'Shared later' });
+    const doc = await t.make.document(owner.id, { projectId: project.id, content: 'zephyrine notes' });
+    const search = async () =>
+      (await call(t.app, 'GET', '/v1/documents?q=zephyrine', { key: secret })).body.documents.map((d: { id: string }) => d.id);
+    assert.deepEqual(await search(), []);
+    other.prepare('INSERT INTO project_shares (project_id, user_id) VALUES (?, ?)').run(project.id, reader.id);
+    assert.deepEqual(await search(), [doc.id]);
+    other.prepare('DELETE FROM project_shares WHERE project_id = ? AND user_id = ?').run(project.id, reader.id);
+    assert.deepEqual(await search(), []);
+    // And through this server's own operator commands.
+    await t.store.shareProject(project.id, reader.id);
+    assert.deepEqual(await search(), [doc.id]);
+  });
+
   it('sees this server’s own changes on the next request', async () => {
     const user = await t.make.user();
     const { secret, record } = await t.make.key(user.id);

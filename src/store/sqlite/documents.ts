@@ -13,6 +13,7 @@ import { ftsMatch, outsideProjectsToken, projectToken, scopeTokens, withinScope,
 import { contentBranches, contentVisible, projectVisible, sharedProjectIds, type ScopeKind } from './visibility.js';
 import { newUuid } from '../../domain/ids.js';
 import { groupCommit } from './group-commit.js';
+import type { AccessCache } from './access-cache.js';
 
 interface SummaryDbRow {
   id: string;
@@ -55,7 +56,7 @@ const newestFirst = (a: WalkedTuple, b: WalkedTuple) =>
 const MAX_SCOPE_TOKENS = 64;
 
 /** Documents: list and search, read, create, and atomic compare-and-replace. */
-export function documentQueries(db: Db) {
+export function documentQueries(db: Db, cache: AccessCache) {
   const index = searchIndexWriter(db);
   const writes = groupCommit(db, { beforeCommit: index.apply });
   /** A document write in the next group transaction; if it throws, its search index changes are dropped with it. */
@@ -221,18 +222,28 @@ export function documentQueries(db: Db) {
    * seen. Ties and a clock that went back are then put right by sorting
    * exactly as DESIGN §3 says.
    */
+  /**
+   * The scope tokens of everything a viewer may see in its scope, or null
+   * for an organization the caller is not a member of. Kept in the access
+   * cache: projects, shares and memberships are written only by operator
+   * commands, which drop it. (Each row found is still checked in SQL.)
+   */
+  function scopeOf(viewer: Viewer): string[] | null {
+    return cache.get(`scope:${viewer.userId}:${viewer.orgId ?? ''}`, () => {
+      const p = params(viewer);
+      if (viewer.orgId === null) {
+        return [workspaceToken(viewer.userId), ...(sharedProjects.personal.all(p) as string[]).map(projectToken)];
+      }
+      if (!memberStmt.get(p)) return null;
+      return [outsideProjectsToken(viewer.orgId), ...(sharedProjects.org.all(p) as string[]).map(projectToken)];
+    });
+  }
+
   function search(viewer: Viewer, terms: string[], projectId: string | undefined, limit: number): WalkedTuple[] {
     const kind = kindOf(viewer);
     const p = params(viewer);
-    let tokens: string[];
-    if (projectId !== undefined) {
-      tokens = [projectToken(projectId)];
-    } else if (viewer.orgId === null) {
-      tokens = [workspaceToken(viewer.userId), ...(sharedProjects.personal.all(p) as string[]).map(projectToken)];
-    } else {
-      if (!memberStmt.get(p)) return [];
-      tokens = [outsideProjectsToken(viewer.orgId), ...(sharedProjects.org.all(p) as string[]).map(projectToken)];
-    }
+    const tokens = projectId !== undefined ? [projectToken(projectId)] : scopeOf(viewer);
+    if (tokens === null) return [];
     const match = tokens.length <= MAX_SCOPE_TOKENS ? withinScope(ftsMatch(terms), tokens) : ftsMatch(terms);
     const rows: WalkedTuple[] = [];
     // The `limit` newest sort times seen, newest first.

@@ -30,7 +30,7 @@ export function sqliteStoreOn(db: Db): Store {
     async ping() {
       db.prepare('SELECT 1').get();
     },
-    ...documentQueries(db),
+    ...documentQueries(db, cache),
     ...workspaceQueries(db, cache),
     ...invalidating(adminQueries(db), cache),
   };
