@@ -198,6 +198,9 @@ async function startFolio(dbFile: string, profileName: string | null): Promise<S
     LOG_LEVEL: options.logLevel,
   };
   delete env.PUBLIC_APP_URL;
+  // Node's own options as `npm start` passes them (package.json).
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
+  node.push(...pkg.scripts.start.split(/\s+/).filter((a) => a.startsWith('--')));
   const child = pinnedNode(options.serverCore, [...node, join(BUILD, 'src', 'cli', 'index.js'), 'serve'], env, 'ignore');
   const url = `http://127.0.0.1:${port}`;
   await waitFor(`${url}/healthz`, child, 'Folio');
