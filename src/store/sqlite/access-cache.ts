@@ -2,14 +2,15 @@ import type { Db } from './database.js';
 
 /**
  * What the API looks up on every request and almost never changes — the
- * principal behind a key hash, a user's organizations, a membership — kept
+ * principal behind a key hash, a user's organizations, a membership, the
+ * projects a viewer's searches may read (documents.ts) — kept
  * in memory only while the database is unchanged since it was read.
  *
  * Every lookup first asks SQLite's `PRAGMA data_version`, which changes as
  * soon as any other connection (another process: `folio key revoke`, `folio
  * org remove-member`, …) commits; then the whole cache is dropped. Writes
  * through this connection that can change what is cached (users, keys,
- * organizations, memberships, plans, projects) call `invalidate()` (see
+ * organizations, memberships, plans, projects, shares) call `invalidate()` (see
  * store.ts). So a revoked key or a removed member is refused on the very
  * next request, exactly as without the cache.
  */

@@ -214,15 +214,6 @@ export function documentQueries(db: Db, cache: AccessCache) {
   );
 
   /**
-   * Search: matches come from the index by seq descending (newest writes first),
-   * restricted to the caller's scope tokens and checked against the
-   * visibility rules. The walk keeps every row until no row still to come
-   * can be among the first `limit`: once `limit` rows are in, it stops at a
-   * row whose high-water time is older than the limit-th newest sort time
-   * seen. Ties and a clock that went back are then put right by sorting
-   * exactly as DESIGN §3 says.
-   */
-  /**
    * The scope tokens of everything a viewer may see in its scope, or null
    * for an organization the caller is not a member of. Kept in the access
    * cache: projects, shares and memberships are written only by operator
@@ -239,6 +230,15 @@ export function documentQueries(db: Db, cache: AccessCache) {
     });
   }
 
+  /**
+   * Search: matches come from the index by seq descending (newest writes first),
+   * restricted to the caller's scope tokens and checked against the
+   * visibility rules. The walk keeps every row until no row still to come
+   * can be among the first `limit`: once `limit` rows are in, it stops at a
+   * row whose high-water time is older than the limit-th newest sort time
+   * seen. Ties and a clock that went back are then put right by sorting
+   * exactly as DESIGN §3 says.
+   */
   function search(viewer: Viewer, terms: string[], projectId: string | undefined, limit: number): WalkedTuple[] {
     const kind = kindOf(viewer);
     const p = params(viewer);
