@@ -13,7 +13,9 @@ export const DateTime = Type.String({ format: 'date-time', examples: ['2026-05-0
  * value of every response.
  */
 export function NullableString(schema: TString = Type.String(), options: SchemaOptions = {}) {
-  return Type.Unsafe<string | null>({ ...schema, ...options, type: ['string', 'null'] });
+  // Its JSON Schema keywords only: TypeBox's own [Kind] 'String' would make TypeBox's checker refuse null.
+  const keywords = JSON.parse(JSON.stringify(schema)) as Record<string, unknown>;
+  return Type.Unsafe<string | null>({ ...keywords, ...options, type: ['string', 'null'] });
 }
 
 export const NullableDateTime = NullableString(DateTime);
