@@ -8,7 +8,16 @@ import { openStore } from './store/open.js';
  * connections, lets in-flight requests finish, and closes the database.
  */
 export async function serve(config: Config): Promise<FastifyInstance> {
-  const store = await openStore(config);
+  // The logger comes with the app, after the store; an upgrade that rebuilds
+  // the search index can take tens of seconds, so say so at once.
+  const store = await openStore(config, {
+    onMigrate: (from, to) =>
+      process.stderr.write(
+        from === 0
+          ? `Folio: creating the database schema (version ${to}).\n`
+          : `Folio: upgrading the database schema from version ${from} to ${to}; an upgrade that rebuilds the search index takes about 30 s per 100,000 documents…\n`,
+      ),
+  });
   const app = await buildApp({ config, store });
   app.addHook('onClose', async () => {
     await store.close();

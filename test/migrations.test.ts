@@ -19,6 +19,8 @@ describe('migrations from the first schema: seq counting up, one-letter prefixes
   let dir: string;
   let file: string;
   let store: Store;
+  /** What the store said before migrating (the server prints it). */
+  const heard: [number, number][] = [];
   const user = 'user_migrationowner0001';
   const project = 'proj-migration-1';
   /** Documents in the order they were written (oldest first), with the seq the first schema gave them. */
@@ -48,7 +50,7 @@ describe('migrations from the first schema: seq counting up, one-letter prefixes
       db.prepare('INSERT INTO documents_fts (rowid, title, content, scope) VALUES (?, ?, ?, ?)').run(seq, d.title, d.content, scopeTokens(user, d.project));
     });
     db.close();
-    store = openSqliteStore(file);
+    store = openSqliteStore(file, { onMigrate: (from, to) => heard.push([from, to]) });
   });
   after(async () => {
     await store.close();
@@ -83,6 +85,14 @@ describe('migrations from the first schema: seq counting up, one-letter prefixes
     } finally {
       db.close();
     }
+  });
+
+  it('says it is migrating, from which version to which, and only when there is something to do', async () => {
+    assert.deepEqual(heard, [[1, migrations.length]]);
+    const again: [number, number][] = [];
+    const reopened = openSqliteStore(file, { onMigrate: (from, to) => again.push([from, to]) });
+    await reopened.close();
+    assert.deepEqual(again, []);
   });
 
   it('rebuilds the search index with one-letter prefixes, finding the same documents', async () => {

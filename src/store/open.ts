@@ -3,6 +3,9 @@ import { openSqliteStore } from './sqlite/store.js';
 import type { Store } from './store.js';
 
 /** Opens the store named by the configuration, its schema brought up to date. */
-export async function openStore(config: Pick<Config, 'database'>): Promise<Store> {
-  return openSqliteStore(config.database.file);
+export async function openStore(
+  config: Pick<Config, 'database'>,
+  options: { onMigrate?: (from: number, to: number) => void } = {},
+): Promise<Store> {
+  return openSqliteStore(config.database.file, options);
 }

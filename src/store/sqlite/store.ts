@@ -10,9 +10,9 @@ import { workspaceQueries } from './workspace.js';
  * are prepared against it). better-sqlite3 is synchronous, so each method
  * completes within one turn of the event loop and each transaction is atomic.
  */
-export function openSqliteStore(file: string): Store {
+export function openSqliteStore(file: string, options: { onMigrate?: (from: number, to: number) => void } = {}): Store {
   const db = openDatabase(file);
-  migrate(db);
+  migrate(db, options.onMigrate);
   return sqliteStoreOn(db);
 }
 
