@@ -17,12 +17,15 @@ export function openDatabase(file: string): Db {
   return db;
 }
 
+/** Told before migrating, from which schema version to which. */
+export type MigrationNotice = (from: number, to: number) => void;
+
 /**
  * Brings the schema up to date in one transaction. `onStart` hears of it
  * first when there is anything to do (some migrations rebuild the search
  * index, which takes a while on a large database).
  */
-export function migrate(db: Db, onStart?: (from: number, to: number) => void): void {
+export function migrate(db: Db, onStart?: MigrationNotice): void {
   const run = db.transaction(() => {
     const version = db.pragma('user_version', { simple: true }) as number;
     if (version < migrations.length) onStart?.(version, migrations.length);

@@ -1,11 +1,3 @@
-/**
- * SQLite schema, as an ordered list of migrations. `PRAGMA user_version`
- * records how many have run, so running them again changes nothing.
- *
- * Workspaces: `workspace_id` is a user id (personal workspace) or an
- * organization id (team workspace). Timestamps are ISO 8601 text in one fixed
- * form, so text order is time order.
- */
 /** Fills an empty search index from the documents, with the scope tokens of search.ts. */
 const INDEX_EVERY_DOCUMENT = `INSERT INTO documents_fts (rowid, title, content, scope)
     SELECT d.seq, d.title, c.content,
@@ -14,6 +6,14 @@ const INDEX_EVERY_DOCUMENT = `INSERT INTO documents_fts (rowid, title, content, 
     FROM documents d JOIN document_contents c ON c.seq = d.seq
     ORDER BY d.seq;`;
 
+/**
+ * SQLite schema, as an ordered list of migrations. `PRAGMA user_version`
+ * records how many have run, so running them again changes nothing.
+ *
+ * Workspaces: `workspace_id` is a user id (personal workspace) or an
+ * organization id (team workspace). Timestamps are ISO 8601 text in one fixed
+ * form, so text order is time order.
+ */
 export const migrations: readonly string[] = [
   `
   CREATE TABLE users (
@@ -141,7 +141,6 @@ export const migrations: readonly string[] = [
     tokenize = 'unicode61 remove_diacritics 2',
     prefix = '2 3'
   );
-  -- (migration 3 adds one-character prefixes)
   `,
   // seq counted down in the first schema, so every write gave the search
   // index a rowid below the ones before it, and FTS5, which writes rowids in

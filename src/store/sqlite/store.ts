@@ -1,7 +1,7 @@
 import type { Store } from '../store.js';
 import { accessCache, type AccessCache } from './access-cache.js';
 import { adminQueries } from './admin.js';
-import { migrate, openDatabase, type Db } from './database.js';
+import { migrate, openDatabase, type Db, type MigrationNotice } from './database.js';
 import { documentQueries } from './documents.js';
 import { workspaceQueries } from './workspace.js';
 
@@ -10,7 +10,7 @@ import { workspaceQueries } from './workspace.js';
  * are prepared against it). better-sqlite3 is synchronous, so each method
  * completes within one turn of the event loop and each transaction is atomic.
  */
-export function openSqliteStore(file: string, options: { onMigrate?: (from: number, to: number) => void } = {}): Store {
+export function openSqliteStore(file: string, options: { onMigrate?: MigrationNotice } = {}): Store {
   const db = openDatabase(file);
   migrate(db, options.onMigrate);
   return sqliteStoreOn(db);
