@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { openDatabase } from '../src/store/sqlite/database.js';
-import { migrations } from '../src/store/sqlite/migrations.js';
+import { migrations, SEARCH_TOKENIZER } from '../src/store/sqlite/migrations.js';
 import { scopeTokens } from '../src/store/sqlite/search.js';
 import { openSqliteStore } from '../src/store/sqlite/store.js';
 import type { Store } from '../src/store/store.js';
@@ -102,6 +102,9 @@ describe('migrations from the first schema: seq counting up, one-letter prefixes
     try {
       const sql = db.prepare("SELECT sql FROM sqlite_master WHERE name = 'documents_fts'").pluck().get() as string;
       assert.match(sql, /prefix\s*=\s*'1 2 3'/);
+      // Column-level detail, marks inside words (migration 5).
+      assert.match(sql, /detail\s*=\s*column/);
+      assert.ok(sql.includes(SEARCH_TOKENIZER));
       // Index pages of about a database page (migration 4).
       assert.equal(db.prepare("SELECT v FROM documents_fts_config WHERE k = 'pgsz'").pluck().get(), 4050);
     } finally {

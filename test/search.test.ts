@@ -2,7 +2,9 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { call, setup, type TestContext } from './helpers.js';
+import Database from 'better-sqlite3';
 import { searchTerms } from '../src/domain/search.js';
+import { SEARCH_TOKENIZER } from '../src/store/sqlite/migrations.js';
 
 describe('document search', () => {
   let t: TestContext;
@@ -18,6 +20,7 @@ describe('document search', () => {
       cpp: { title: 'C++ style guide', content: 'Prefer RAII. Avoid raw new and delete.' },
       near: { title: 'Meeting notes', content: 'We met NEAR the station AND talked about "quoted" words.' },
       emoji: { title: 'Launch 🚀 party', content: 'Cake for everyone.' },
+      marks: { title: 'काम सूची', content: 'Ring z\u0489w and q\u20DDr.' },
       other: { title: 'Unrelated', content: 'Nothing to see here.' },
     };
     for (const [name, d] of Object.entries(docs)) {
@@ -66,6 +69,11 @@ describe('document search', () => {
     assert.deepEqual(await search('raii*'), [ids.cpp]);
     assert.deepEqual(await search('launch 🚀'), [ids.emoji]);
     assert.deepEqual(await search('🚀'), []);
+    // Marks stay inside words: a Devanagari vowel sign (Mc), enclosing marks (Me).
+    assert.deepEqual(await search('काम'), [ids.marks]);
+    assert.deepEqual(await search('सू'), [ids.marks]);
+    assert.deepEqual(await search('z\u0489w q\u20DD'), [ids.marks]);
+    assert.deepEqual(await search('z\u0489x'), []);
     assert.deepEqual(await search('*'), []);
     assert.deepEqual(await search('title:cafe'), []);
     assert.deepEqual(await search('^"'), []);
@@ -96,5 +104,42 @@ describe('document search', () => {
     assert.deepEqual(searchTerms('C++ and "Café"'), ['c', 'and', 'café']);
     assert.deepEqual(searchTerms('🚀 ***'), []);
     assert.deepEqual(searchTerms('naïve naïve'), ['naïve']);
+  });
+
+  it("keeps inside one index word every character the query's word splitting keeps inside a word", () => {
+    // The index stores no word positions, so FTS5 refuses a quoted term that
+    // its tokenizer would split in two: every character searchTerms keeps in
+    // a word must be a word character of the index's tokenizer too.
+    const db = new Database(':memory:');
+    db.exec(`CREATE VIRTUAL TABLE t USING fts5 (x, tokenize = "${SEARCH_TOKENIZER}");
+      CREATE VIRTUAL TABLE words USING fts5vocab (t, 'instance');`);
+    const insert = db.prepare('INSERT INTO t (rowid, x) VALUES (1, ?)');
+    const count = db.prepare('SELECT count(*) FROM words').pluck();
+    const clear = db.prepare('DELETE FROM t');
+    const split: string[] = [];
+    let checked = 0;
+    for (let from = 0; from <= 0x10ffff; from += 4096) {
+      const kept: string[] = [];
+      for (let cp = from; cp < from + 4096 && cp <= 0x10ffff; cp++) {
+        if (cp >= 0xd800 && cp <= 0xdfff) continue;
+        const c = String.fromCodePoint(cp);
+        const terms = searchTerms(`a${c}b`);
+        if (terms.length === 1 && terms[0] === `a${c}b`.normalize('NFC').toLowerCase()) kept.push(c);
+      }
+      if (kept.length === 0) continue;
+      insert.run(kept.map((c) => `a${c}b`).join(' '));
+      if (count.get() !== kept.length) {
+        for (const c of kept) {
+          clear.run();
+          insert.run(`a${c}b`);
+          if (count.get() !== 1) split.push(`U+${c.codePointAt(0)!.toString(16).toUpperCase()}`);
+        }
+      }
+      clear.run();
+      checked += kept.length;
+    }
+    db.close();
+    assert.ok(checked > 100_000, `checked ${checked} characters`);
+    assert.deepEqual(split, []);
   });
 });

@@ -1,6 +1,7 @@
 /**
  * Search input is text, never query syntax (DESIGN §3): a query is split into
- * words the way the index splits documents (letters, digits and marks), and
+ * words the way the index splits documents (letters, digits, marks and
+ * private-use characters: SEARCH_TOKENIZER in the store's migrations), and
  * every word must appear, as a word or a word prefix. Anything else a user
  * types (quotes, `*`, `-`, `AND`, `NEAR(`, emoji) only separates words.
  */

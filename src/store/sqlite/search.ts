@@ -2,7 +2,11 @@
  * FTS5 query text from search terms. Each term is quoted (a quote inside is
  * doubled), so nothing a user types is read as FTS5 syntax; `*` after the
  * closing quote makes it a prefix match, and terms side by side are ANDed.
- * Terms match titles and content only, never the scope column.
+ * Terms match titles and content only, never the scope column. Each term
+ * must be a single word to the index's tokenizer: the index keeps no word
+ * positions (migrations.ts), and FTS5 refuses a term of two words as a
+ * phrase. searchTerms (src/domain/search.ts) splits queries by the same
+ * character classes, and test/search.test.ts checks every character.
  */
 export function ftsMatch(terms: readonly string[]): string {
   return `{title content} : (${terms.map((t) => `"${t.replaceAll('"', '""')}"*`).join(' ')})`;
