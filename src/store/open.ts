@@ -4,6 +4,9 @@ import type { Store } from './store.js';
 import type { MigrationNotice } from './sqlite/database.js';
 
 /** Opens the store named by the configuration, its schema brought up to date. */
-export async function openStore(config: Pick<Config, 'database'>, options: { onMigrate?: MigrationNotice } = {}): Promise<Store> {
+export async function openStore(
+  config: Pick<Config, 'database'>,
+  options: { onMigrate?: MigrationNotice; backgroundCheckpoints?: boolean } = {},
+): Promise<Store> {
   return openSqliteStore(config.database.file, options);
 }

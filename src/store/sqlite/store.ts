@@ -2,6 +2,7 @@ import type { Store } from '../store.js';
 import { accessCache, type AccessCache } from './access-cache.js';
 import { adminQueries } from './admin.js';
 import { migrate, openDatabase, type Db, type MigrationNotice } from './database.js';
+import { startCheckpointer } from './checkpointer.js';
 import { documentQueries } from './documents.js';
 import { workspaceQueries } from './workspace.js';
 
@@ -10,14 +11,19 @@ import { workspaceQueries } from './workspace.js';
  * are prepared against it). better-sqlite3 is synchronous, so each method
  * completes within one turn of the event loop and each transaction is atomic.
  */
-export function openSqliteStore(file: string, options: { onMigrate?: MigrationNotice } = {}): Store {
+export function openSqliteStore(
+  file: string,
+  options: { onMigrate?: MigrationNotice; backgroundCheckpoints?: boolean } = {},
+): Store {
   const db = openDatabase(file);
   migrate(db, options.onMigrate);
-  return sqliteStoreOn(db);
+  if (!options.backgroundCheckpoints || file === ':memory:') return sqliteStoreOn(db);
+  const checkpointer = startCheckpointer(db, file);
+  return sqliteStoreOn(db, { beforeClose: () => checkpointer.stop() });
 }
 
 /** The store over an open, migrated database. */
-export function sqliteStoreOn(db: Db): Store {
+export function sqliteStoreOn(db: Db, options: { beforeClose?: () => Promise<void> } = {}): Store {
   const cache = accessCache(db);
   return {
     dialect: 'sqlite',
@@ -25,6 +31,7 @@ export function sqliteStoreOn(db: Db): Store {
       migrate(db);
     },
     async close() {
+      await options.beforeClose?.();
       if (db.open) db.close();
     },
     async ping() {

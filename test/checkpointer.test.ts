@@ -1,0 +1,72 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { endianness, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { openSqliteStore } from '../src/store/sqlite/store.js';
+import type { Store } from '../src/store/store.js';
+
+/**
+ * Frames in the write-ahead log and how many of them a checkpoint has
+ * copied into the database file, read from the WAL index (the -shm file;
+ * https://www.sqlite.org/walformat.html): mxFrame at byte 16 of the header,
+ * nBackfill at byte 96, in the machine's byte order.
+ */
+function walState(file: string): { frames: number; copied: number } {
+  const shm = readFileSync(`${file}-shm`);
+  const read = (at: number) => (endianness() === 'LE' ? shm.readUInt32LE(at) : shm.readUInt32BE(at));
+  return { frames: read(16), copied: read(96) };
+}
+
+/** Writes n documents for a new user, whose id it returns. */
+async function writeSome(store: Store, n: number): Promise<string> {
+  const now = new Date().toISOString();
+  const user = await store.createUser({ email: 'writer@example.com', name: 'W', plan: 'pro', now });
+  const viewer = { userId: user.id, orgId: null };
+  for (let i = 0; i < n; i++) {
+    await store.createDocument(viewer, { title: `Note ${i}`, contentMarkdown: `Body ${i} `.repeat(200), projectId: null, threadId: null }, now);
+  }
+  return user.id;
+}
+
+describe('background checkpoints (the server store)', () => {
+  it('copy the write-ahead log into the database file from a thread of their own, and stop with the store', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'folio-checkpoint-'));
+    const file = join(dir, 'folio.db');
+    try {
+      const store = openSqliteStore(file, { backgroundCheckpoints: true });
+      const userId = await writeSome(store, 30);
+      let state = walState(file);
+      assert.ok(state.frames > 0, 'the writes are in the log');
+      for (let waited = 0; state.copied < state.frames && waited < 5000; waited += 20) {
+        await sleep(20);
+        state = walState(file);
+      }
+      assert.equal(state.copied, state.frames, 'every frame was copied without a write or a checkpoint on this thread');
+      await store.close();
+      // The last connection to close removes the log: the checkpointer's is closed too.
+      assert.equal(existsSync(`${file}-wal`), false);
+      const reopened = openSqliteStore(file);
+      assert.equal((await reopened.listDocuments({ userId, orgId: null }, { limit: 50 })).length, 30);
+      await reopened.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('are not run by other stores (the command line), which leave the log to SQLite below 1000 pages', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'folio-checkpoint-'));
+    const file = join(dir, 'folio.db');
+    try {
+      const store = openSqliteStore(file);
+      await writeSome(store, 30);
+      await sleep(300);
+      const state = walState(file);
+      assert.ok(state.frames > 0 && state.copied < state.frames, `frames ${state.frames}, copied ${state.copied}`);
+      await store.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
