@@ -55,22 +55,41 @@ describe('access cache', () => {
     assert.equal((await call(t.app, 'GET', `/v1/documents?organizationId=${org.id}`, { key: secret })).status, 400);
   });
 
-  it('searches a project shared or unshared by another connection from the next request', async () => {
+  it('searches and lists a project shared or unshared by another connection from the next request', async () => {
     const owner = await t.make.user();
     const reader = await t.make.user();
     const { secret } = await t.make.key(reader.id);
     const project = await t.make.project(owner.id, { name: 'Shared later' });
     const doc = await t.make.document(owner.id, { projectId: project.id, content: 'zephyrine notes' });
-    const search = async () =>
-      (await call(t.app, 'GET', '/v1/documents?q=zephyrine', { key: secret })).body.documents.map((d: { id: string }) => d.id);
-    assert.deepEqual(await search(), []);
+    const ids = async (path: string) =>
+      (await call(t.app, 'GET', path, { key: secret })).body.documents.map((d: { id: string }) => d.id);
+    const seen = async () => ({ search: await ids('/v1/documents?q=zephyrine'), list: await ids('/v1/documents') });
+    assert.deepEqual(await seen(), { search: [], list: [] });
     other.prepare('INSERT INTO project_shares (project_id, user_id) VALUES (?, ?)').run(project.id, reader.id);
-    assert.deepEqual(await search(), [doc.id]);
+    assert.deepEqual(await seen(), { search: [doc.id], list: [doc.id] });
     other.prepare('DELETE FROM project_shares WHERE project_id = ? AND user_id = ?').run(project.id, reader.id);
-    assert.deepEqual(await search(), []);
+    assert.deepEqual(await seen(), { search: [], list: [] });
     // And through this server's own operator commands.
     await t.store.shareProject(project.id, reader.id);
-    assert.deepEqual(await search(), [doc.id]);
+    assert.deepEqual(await seen(), { search: [doc.id], list: [doc.id] });
+  });
+
+  it('lists a team project shared or unshared by another connection from the next request', async () => {
+    const owner = await t.make.user();
+    const reader = await t.make.user();
+    const org = await t.make.org({ members: [owner.id, reader.id] });
+    const { secret } = await t.make.key(reader.id);
+    const project = await t.make.project(owner.id, { name: 'Team, shared later', orgId: org.id });
+    const doc = await t.make.document(owner.id, { projectId: project.id, orgId: org.id });
+    const list = async () =>
+      (await call(t.app, 'GET', `/v1/documents?organizationId=${org.id}`, { key: secret })).body.documents.map(
+        (d: { id: string }) => d.id,
+      );
+    assert.deepEqual(await list(), []);
+    other.prepare('INSERT INTO project_shares (project_id, user_id) VALUES (?, ?)').run(project.id, reader.id);
+    assert.deepEqual(await list(), [doc.id]);
+    other.prepare('DELETE FROM project_shares WHERE project_id = ? AND user_id = ?').run(project.id, reader.id);
+    assert.deepEqual(await list(), []);
   });
 
   it('sees this server’s own changes on the next request', async () => {

@@ -10,7 +10,7 @@ import type {
 } from '../store.js';
 import type { Db } from './database.js';
 import { ftsMatch, outsideProjectsToken, projectToken, scopeTokens, withinScope, workspaceToken } from './search.js';
-import { contentBranches, contentVisible, projectVisible, sharedProjectIds, type ScopeKind } from './visibility.js';
+import { contentVisible, documentBranches, projectVisible, sharedProjectIds, type ScopeKind } from './visibility.js';
 import { newUuid } from '../../domain/ids.js';
 import { groupCommit } from './group-commit.js';
 import type { AccessCache } from './access-cache.js';
@@ -74,12 +74,12 @@ export function documentQueries(db: Db, cache: AccessCache) {
   const listCache = new Map<string, ReturnType<Db['prepare']>>();
 
   // Each visibility branch is ordered and limited on its own index, then merged.
-  function listStatement(kind: ScopeKind, project: boolean) {
-    const key = `${kind}:${project}`;
+  function listStatement(kind: ScopeKind, project: boolean, shared: boolean) {
+    const key = `${kind}:${project}:${shared}`;
     let stmt = listCache.get(key);
     if (!stmt) {
       const extra = project ? ['d.project_id = @pid'] : [];
-      const branches = contentBranches[kind]('d').map(
+      const branches = (kind === 'personal' ? documentBranches.personal('d', shared) : documentBranches.org('d')).map(
         (cond) => `SELECT * FROM (SELECT d.id, d.title, d.created_at, d.updated_at, d.thread_id, d.sort_at
           FROM documents d WHERE ${[cond, ...extra].join(' AND ')}
           ORDER BY d.sort_at DESC, d.id DESC LIMIT @limit)`,
@@ -214,19 +214,21 @@ export function documentQueries(db: Db, cache: AccessCache) {
   );
 
   /**
-   * The scope tokens of everything a viewer may see in its scope, or null
-   * for an organization the caller is not a member of. Kept in the access
-   * cache: projects, shares and memberships are written only by operator
-   * commands, which drop it. (Each row found is still checked in SQL.)
+   * What a viewer may see in its scope beyond its workspace's own content
+   * (sharedProjectIds), or null for an organization the caller is not a
+   * member of: the projects' ids, as the JSON array lists bind, and the
+   * scope tokens of everything visible, which searches match. Kept in the
+   * access cache: projects, shares and memberships are written only by
+   * operator commands, which drop it. (Lists check membership again in SQL,
+   * searches every row found.)
    */
-  function scopeOf(viewer: Viewer): string[] | null {
+  function scopeOf(viewer: Viewer): { projects: string; shared: boolean; tokens: string[] } | null {
     return cache.get(`scope:${viewer.userId}:${viewer.orgId ?? ''}`, () => {
       const p = params(viewer);
-      if (viewer.orgId === null) {
-        return [workspaceToken(viewer.userId), ...(sharedProjects.personal.all(p) as string[]).map(projectToken)];
-      }
-      if (!memberStmt.get(p)) return null;
-      return [outsideProjectsToken(viewer.orgId), ...(sharedProjects.org.all(p) as string[]).map(projectToken)];
+      if (viewer.orgId !== null && !memberStmt.get(p)) return null;
+      const ids = sharedProjects[kindOf(viewer)].all(p) as string[];
+      const own = viewer.orgId === null ? workspaceToken(viewer.userId) : outsideProjectsToken(viewer.orgId);
+      return { projects: JSON.stringify(ids), shared: ids.length > 0, tokens: [own, ...ids.map(projectToken)] };
     });
   }
 
@@ -242,7 +244,7 @@ export function documentQueries(db: Db, cache: AccessCache) {
   function search(viewer: Viewer, terms: string[], projectId: string | undefined, limit: number): WalkedTuple[] {
     const kind = kindOf(viewer);
     const p = params(viewer);
-    const tokens = projectId !== undefined ? [projectToken(projectId)] : scopeOf(viewer);
+    const tokens = projectId !== undefined ? [projectToken(projectId)] : (scopeOf(viewer)?.tokens ?? null);
     if (tokens === null) return [];
     const match = tokens.length <= MAX_SCOPE_TOKENS ? withinScope(ftsMatch(terms), tokens) : ftsMatch(terms);
     const rows: WalkedTuple[] = [];
@@ -267,8 +269,15 @@ export function documentQueries(db: Db, cache: AccessCache) {
     async listDocuments(viewer: Viewer, query: ListDocumentsQuery): Promise<DocumentSummaryRow[]> {
       const terms = query.terms ?? [];
       if (terms.length > 0) return search(viewer, terms, query.projectId, query.limit).map(tupleSummary);
-      const stmt = listStatement(kindOf(viewer), query.projectId !== undefined);
-      const rows = stmt.all({ ...params(viewer), pid: query.projectId ?? null, limit: query.limit }) as SummaryTuple[];
+      const scope = scopeOf(viewer);
+      if (scope === null) return [];
+      const stmt = listStatement(kindOf(viewer), query.projectId !== undefined, scope.shared);
+      const rows = stmt.all({
+        ...params(viewer),
+        pid: query.projectId ?? null,
+        projects: scope.projects,
+        limit: query.limit,
+      }) as SummaryTuple[];
       return rows.map(tupleSummary);
     },
 

@@ -36,6 +36,25 @@ export const contentBranches = {
 };
 
 /**
+ * The documents' form of contentBranches, for a viewer whose projects beyond
+ * its workspace's own content are already known: @projects is the JSON array
+ * of the ids sharedProjectIds returns for the viewer (documents.ts keeps it in
+ * the access cache). SQLite would otherwise build the IN list anew for every
+ * list, about half of a page's cost; a personal scope with no shared projects
+ * is one branch.
+ */
+export const documentBranches = {
+  personal: (t: string, shared: boolean): string[] => [
+    `${t}.workspace_id = @uid`,
+    ...(shared ? [`${t}.project_id IN (SELECT value FROM json_each(@projects))`] : []),
+  ],
+  org: (t: string): string[] => [
+    `${t}.workspace_id = @oid AND ${MEMBER} AND (${t}.project_id IS NULL OR ${t}.project_id IN
+      (SELECT value FROM json_each(@projects)))`,
+  ],
+};
+
+/**
  * The same rule as contentBranches, checked row by row: correlated EXISTS
  * look-ups instead of IN lists, which SQLite would build in full (every
  * shared or visible project of the scope) for each statement, even one that
