@@ -107,6 +107,8 @@ describe('migrations from the first schema: seq counting up, one-letter prefixes
       assert.ok(sql.includes(SEARCH_TOKENIZER));
       // Index pages of about a database page (migration 4).
       assert.equal(db.prepare("SELECT v FROM documents_fts_config WHERE k = 'pgsz'").pluck().get(), 4050);
+      // FTS5's own merging off, the writes pace it (migration 6).
+      assert.equal(db.prepare("SELECT v FROM documents_fts_config WHERE k = 'automerge'").pluck().get(), 0);
     } finally {
       db.close();
     }

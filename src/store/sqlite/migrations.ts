@@ -203,4 +203,12 @@ export const migrations: readonly string[] = [
   INSERT INTO documents_fts (documents_fts, rank) VALUES ('pgsz', 4050);
   ${INDEX_EVERY_DOCUMENT}
   `,
+  // FTS5's own merging off: every transaction that changes the index merges
+  // a share of it proportional to its changes instead (documents.ts). FTS5
+  // merged in quanta of 64 pages per level of the index every 64 pages
+  // written, about one commit in six under load, which then took 20-70 ms
+  // instead of 4: the tail of every write's latency (bench/README.md).
+  `
+  INSERT INTO documents_fts (documents_fts, rank) VALUES ('automerge', 0);
+  `,
 ];
