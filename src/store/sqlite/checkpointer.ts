@@ -12,14 +12,6 @@ import type { Db } from './database.js';
 export const SERVING_AUTOCHECKPOINT_PAGES = 4000;
 
 /**
- * Checkpoints from a thread of its own. A SQLite checkpoint copies the pages
- * written to the write-ahead log into the database file and syncs it; run by
- * the connection that commits (SQLite's default, every 1000 pages), it held
- * up the request thread with writes and an fsync every second or so under
- * load. A PASSIVE checkpoint on another connection runs beside readers and
- * writers without blocking them (bench/README.md has the figures).
- */
-/**
  * The thread's code: on a connection of its own, a PASSIVE checkpoint every
  * `intervalMs`, never waiting for a lock, until told to stop. It is plain
  * JavaScript given as text so that it runs the same compiled and under tsx;
@@ -48,13 +40,26 @@ parentPort.once('message', () => {
 });
 `;
 
+/**
+ * Checkpoints from a thread of its own. A SQLite checkpoint copies the pages
+ * written to the write-ahead log into the database file and syncs it; run by
+ * the connection that commits (SQLite's default, every 1000 pages), it held
+ * up the request thread with writes and an fsync every second or so under
+ * load. A PASSIVE checkpoint on another connection runs beside readers and
+ * writers without blocking them (bench/README.md has the figures).
+ */
 export function startCheckpointer(db: Db, file: string, intervalMs = 100) {
   db.pragma(`wal_autocheckpoint = ${SERVING_AUTOCHECKPOINT_PAGES}`);
   const driver = createRequire(import.meta.url).resolve('better-sqlite3');
   const worker = new Worker(THREAD, { eval: true, workerData: { file, intervalMs, driver } });
   worker.unref();
   let exited = false;
-  const exit = new Promise<void>((resolve) => worker.once('exit', () => ((exited = true), resolve())));
+  const exit = new Promise<void>((resolve) => {
+    worker.once('exit', () => {
+      exited = true;
+      resolve();
+    });
+  });
   worker.on('message', (m: { failed?: string }) => {
     if (m.failed) process.emitWarning(`Folio: background checkpoints stopped (${m.failed}); the server checkpoints the log itself.`);
   });

@@ -79,7 +79,7 @@ export function documentQueries(db: Db, cache: AccessCache) {
     let stmt = listCache.get(key);
     if (!stmt) {
       const extra = project ? ['d.project_id = @pid'] : [];
-      const branches = (kind === 'personal' ? documentBranches.personal('d', shared) : documentBranches.org('d')).map(
+      const branches = documentBranches[kind]('d', shared).map(
         (cond) => `SELECT * FROM (SELECT d.id, d.title, d.created_at, d.updated_at, d.thread_id, d.sort_at
           FROM documents d WHERE ${[cond, ...extra].join(' AND ')}
           ORDER BY d.sort_at DESC, d.id DESC LIMIT @limit)`,
@@ -328,16 +328,6 @@ interface IndexEntry {
 }
 
 /**
- * Changes to the search index, held until the group transaction is about to
- * commit and then written in rowid order: first the removals, then the
- * insertions (new seqs are above every existing one). FTS5 keeps a
- * transaction's changes in memory only while each rowid it is given is
- * above the one before; any other order makes it write a new index segment
- * at once, which, one per document, cost more than all the rest of a write.
- * An entry inserted and removed within the same transaction is never
- * written (removing it from the index first would corrupt it).
- */
-/**
  * How many index pages a transaction that made `changes` changes to the
  * search index merges. FTS5 merges nothing by itself here (migration 6):
  * left alone, each commit adds a segment, and a search reads every segment.
@@ -349,10 +339,20 @@ interface IndexEntry {
  * waits long (bench/README.md); a single write's step is at least 32 pages,
  * so that a trickle of writes still merges.
  */
-export function mergePages(changes: number): number {
+function mergePages(changes: number): number {
   return Math.min(256, Math.max(32, 3 * changes));
 }
 
+/**
+ * Changes to the search index, held until the group transaction is about to
+ * commit and then written in rowid order: first the removals, then the
+ * insertions (new seqs are above every existing one). FTS5 keeps a
+ * transaction's changes in memory only while each rowid it is given is
+ * above the one before; any other order makes it write a new index segment
+ * at once, which, one per document, cost more than all the rest of a write.
+ * An entry inserted and removed within the same transaction is never
+ * written (removing it from the index first would corrupt it).
+ */
 function searchIndexWriter(db: Db) {
   const insertStmt = db.prepare('INSERT INTO documents_fts (rowid, title, content, scope) VALUES (@seq, @title, @content, @scope)');
   const removeStmt = db.prepare(

@@ -11,10 +11,14 @@ import { workspaceQueries } from './workspace.js';
  * are prepared against it). better-sqlite3 is synchronous, so each method
  * completes within one turn of the event loop and each transaction is atomic.
  */
-export function openSqliteStore(
-  file: string,
-  options: { onMigrate?: MigrationNotice; backgroundCheckpoints?: boolean } = {},
-): Store {
+export interface SqliteStoreOptions {
+  /** Told when the schema is created or upgraded, before the work starts. */
+  onMigrate?: MigrationNotice;
+  /** Checkpoints the write-ahead log from a thread of its own (checkpointer.ts): for the server. */
+  backgroundCheckpoints?: boolean;
+}
+
+export function openSqliteStore(file: string, options: SqliteStoreOptions = {}): Store {
   const db = openDatabase(file);
   migrate(db, options.onMigrate);
   if (!options.backgroundCheckpoints || file === ':memory:') return sqliteStoreOn(db);

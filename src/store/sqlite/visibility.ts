@@ -48,7 +48,8 @@ export const documentBranches = {
     `${t}.workspace_id = @uid`,
     ...(shared ? [`${t}.project_id IN (SELECT value FROM json_each(@projects))`] : []),
   ],
-  org: (t: string): string[] => [
+  // A team's projects are all in one branch, shared or not.
+  org: (t: string, _shared: boolean): string[] => [
     `${t}.workspace_id = @oid AND ${MEMBER} AND (${t}.project_id IS NULL OR ${t}.project_id IN
       (SELECT value FROM json_each(@projects)))`,
   ],
