@@ -6,6 +6,7 @@ import addFormatsModule from 'ajv-formats';
 import type { Config } from './config.js';
 import { systemClock, type Clock } from './domain/time.js';
 import { apiGuard } from './http/auth.js';
+import { limitBodiesInFlight } from './http/body-budget.js';
 import { installErrorHandling } from './http/errors.js';
 import { registerOpenApi } from './http/openapi.js';
 import { memoryLimiter, type Limiter } from './rate-limit/limiter.js';
@@ -100,6 +101,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setValidatorCompiler(validatorCompiler());
   app.removeContentTypeParser(['text/plain']);
   installErrorHandling(app, config.maxBodyBytes);
+  limitBodiesInFlight(app, { capacity: config.bodyBytesInFlight, maxBodyBytes: config.maxBodyBytes });
 
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);

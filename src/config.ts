@@ -14,6 +14,8 @@ export interface Config {
   readLimitPerMin: number;
   writeLimitPerMin: number;
   maxBodyBytes: number;
+  /** Bytes of large request bodies read and handled at once (src/http/body-budget.ts). */
+  bodyBytesInFlight: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 }
 
@@ -96,6 +98,7 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('LOG_LEVEL', `expected one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   }
 
+  const maxBodyBytes = integer(env, 'MAX_BODY_BYTES', 5 * 1024 * 1024, 1024, 1024 * 1024 * 1024);
   return {
     port,
     host,
@@ -106,7 +109,8 @@ export function loadConfig(env: Env = process.env): Config {
     apiPlans,
     readLimitPerMin: integer(env, 'READ_LIMIT_PER_MIN', 120, 1, 1_000_000_000),
     writeLimitPerMin: integer(env, 'WRITE_LIMIT_PER_MIN', 30, 1, 1_000_000_000),
-    maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 5 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    maxBodyBytes,
+    bodyBytesInFlight: integer(env, 'BODY_BYTES_IN_FLIGHT', Math.max(8 * 1024 * 1024, maxBodyBytes), 1024, 64 * 1024 * 1024 * 1024),
     logLevel: logLevel as Config['logLevel'],
   };
 }

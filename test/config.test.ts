@@ -14,7 +14,10 @@ describe('configuration', () => {
     assert.equal(c.readLimitPerMin, 120);
     assert.equal(c.writeLimitPerMin, 30);
     assert.equal(c.maxBodyBytes, 5 * 1024 * 1024);
+    assert.equal(c.bodyBytesInFlight, 8 * 1024 * 1024);
     assert.equal(c.logLevel, 'info');
+    // Never less than one body of the largest size.
+    assert.equal(loadConfig({ MAX_BODY_BYTES: String(20 * 1024 * 1024) }).bodyBytesInFlight, 20 * 1024 * 1024);
   });
 
   it('reads every variable', () => {
@@ -27,6 +30,7 @@ describe('configuration', () => {
       READ_LIMIT_PER_MIN: '1000',
       WRITE_LIMIT_PER_MIN: '100',
       MAX_BODY_BYTES: '2048',
+      BODY_BYTES_IN_FLIGHT: '65536',
       LOG_LEVEL: 'warn',
     });
     assert.equal(c.port, 9000);
@@ -37,6 +41,7 @@ describe('configuration', () => {
     assert.equal(c.readLimitPerMin, 1000);
     assert.equal(c.writeLimitPerMin, 100);
     assert.equal(c.maxBodyBytes, 2048);
+    assert.equal(c.bodyBytesInFlight, 65536);
     assert.equal(c.logLevel, 'warn');
     assert.equal(loadConfig({ HOST: '0.0.0.0' }).publicAppUrl, 'http://localhost:8787');
   });
@@ -56,6 +61,7 @@ describe('configuration', () => {
       ['READ_LIMIT_PER_MIN', '0'],
       ['WRITE_LIMIT_PER_MIN', '-3'],
       ['MAX_BODY_BYTES', '1.5'],
+      ['BODY_BYTES_IN_FLIGHT', 'lots'],
       ['LOG_LEVEL', 'loud'],
     ] as const) {
       assert.throws(

@@ -1,0 +1,207 @@
+import { after, afterEach, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { byteBudget, limitBodiesInFlight, SMALL_BODY_BYTES } from '../src/http/body-budget.js';
+import { installErrorHandling } from '../src/http/errors.js';
+import { setup, type TestContext } from './helpers.js';
+
+describe('byteBudget', () => {
+  it('grants in arrival order while there is room, and queues the rest', () => {
+    const budget = byteBudget(100);
+    const granted: string[] = [];
+    const a = budget.acquire(60, () => granted.push('a'));
+    const b = budget.acquire(60, () => granted.push('b'));
+    const c = budget.acquire(10, () => granted.push('c'));
+    // c would fit, but waits behind b: first come, first served.
+    assert.deepEqual(granted, ['a']);
+    assert.equal(budget.used, 60);
+    assert.equal(budget.waiting, 2);
+    a();
+    assert.deepEqual(granted, ['a', 'b', 'c']);
+    assert.equal(budget.used, 70);
+    b();
+    c();
+    assert.equal(budget.used, 0);
+  });
+
+  it('grants more than the whole capacity to a request that is alone', () => {
+    const budget = byteBudget(100);
+    const granted: string[] = [];
+    const small = budget.acquire(10, () => granted.push('small'));
+    const big = budget.acquire(500, () => granted.push('big'));
+    assert.deepEqual(granted, ['small']);
+    small();
+    assert.deepEqual(granted, ['small', 'big']);
+    assert.equal(budget.used, 500);
+    big();
+    assert.equal(budget.used, 0);
+  });
+
+  it('drops a waiter that gives up, and gives back bytes only once', () => {
+    const budget = byteBudget(100);
+    const granted: string[] = [];
+    const a = budget.acquire(80, () => granted.push('a'));
+    const b = budget.acquire(80, () => granted.push('b'));
+    const c = budget.acquire(20, () => granted.push('c'));
+    b();
+    // With b gone, c fits beside a.
+    assert.deepEqual(granted, ['a', 'c']);
+    assert.equal(budget.waiting, 0);
+    b();
+    a();
+    a();
+    assert.equal(budget.used, 20);
+    c();
+    assert.equal(budget.used, 0);
+  });
+});
+
+interface Sent {
+  /** Sends the rest of the body. */
+  finish(): void;
+  /** Closes the connection before the body is complete. */
+  abort(): void;
+  response: Promise<{ status: number; body: string; headers: IncomingMessage['headers'] }>;
+  /** Whether a response has arrived yet. */
+  answered(): boolean;
+}
+
+/** Requests still open when a test ends (one that failed) are closed, so that the server can stop. */
+const sent: Sent[] = [];
+afterEach(() => {
+  for (const s of sent.splice(0)) if (!s.answered()) s.abort();
+});
+
+/** A POST whose body is sent only up to `sendFirst` bytes until finish(). */
+function post(port: number, path: string, body: string, o: { key?: string; sendFirst?: number } = {}): Sent {
+  const bytes = Buffer.from(body);
+  const req = httpRequest({
+    host: '127.0.0.1',
+    port,
+    path,
+    method: 'POST',
+    agent: false,
+    headers: {
+      'content-type': 'application/json',
+      'content-length': String(bytes.length),
+      ...(o.key ? { authorization: `Bearer ${o.key}` } : {}),
+    },
+  });
+  let done = false;
+  const response = new Promise<{ status: number; body: string; headers: IncomingMessage['headers'] }>((resolve, reject) => {
+    req.on('response', (res: IncomingMessage) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        done = true;
+        resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString(), headers: res.headers });
+      });
+    });
+    req.on('error', reject);
+  });
+  const first = o.sendFirst ?? bytes.length;
+  req.write(bytes.subarray(0, first));
+  response.catch(() => {});
+  const result: Sent = {
+    finish: () => req.end(bytes.subarray(first)),
+    abort: () => req.destroy(),
+    response,
+    answered: () => done,
+  };
+  sent.push(result);
+  return result;
+}
+
+/** A document body of exactly `bytes` bytes. */
+function documentOf(bytes: number, title: string): string {
+  const empty = JSON.stringify({ title, contentMarkdown: '' });
+  return JSON.stringify({ title, contentMarkdown: 'x'.repeat(bytes - empty.length) });
+}
+
+describe('large request bodies in flight (Folio)', () => {
+  let t: TestContext;
+  let key: string;
+  let port: number;
+  const large = 150_000;
+  before(async () => {
+    t = await setup({
+      env: { MAX_BODY_BYTES: '300000', BODY_BYTES_IN_FLIGHT: '200000', WRITE_LIMIT_PER_MIN: '1000', READ_LIMIT_PER_MIN: '1000' },
+    });
+    key = (await t.make.key((await t.make.user()).id, { write: true })).secret;
+    const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    port = Number(new URL(address).port);
+  });
+  after(() => t.close());
+
+  it('reads a large body only once the large bodies before it are done, and never holds back small ones', async () => {
+    const a = post(port, '/v1/documents', documentOf(large, 'A'), { key, sendFirst: 1000 });
+    await sleep(50);
+    const b = post(port, '/v1/documents', documentOf(large, 'B'), { key });
+    await sleep(300);
+    assert.equal(b.answered(), false, 'B waits while A holds the budget');
+
+    const small = await post(port, '/v1/documents', documentOf(SMALL_BODY_BYTES, 'small'), { key }).response;
+    assert.equal(small.status, 201, small.body);
+    assert.equal(b.answered(), false);
+
+    a.finish();
+    const [ra, rb] = await Promise.all([a.response, b.response]);
+    assert.equal(ra.status, 201, ra.body);
+    assert.equal(rb.status, 201, rb.body);
+    for (const r of [ra, rb]) {
+      const id = (JSON.parse(r.body) as { id: string }).id;
+      const got = await t.app.inject({ method: 'GET', url: `/v1/documents/${id}`, headers: { authorization: `Bearer ${key}` } });
+      assert.equal((got.json() as { contentMarkdown: string }).contentMarkdown.length, large - JSON.stringify({ title: 'A', contentMarkdown: '' }).length);
+    }
+  });
+
+  it('gives the budget back when a client leaves in the middle of its body', async () => {
+    const a = post(port, '/v1/documents', documentOf(large, 'left'), { key, sendFirst: 1000 });
+    await sleep(50);
+    const b = post(port, '/v1/documents', documentOf(large, 'next'), { key });
+    await sleep(200);
+    assert.equal(b.answered(), false);
+    a.abort();
+    const rb = await b.response;
+    assert.equal(rb.status, 201, rb.body);
+  });
+
+  it('does not make a request without a valid key wait: it is refused first', async () => {
+    const a = post(port, '/v1/documents', documentOf(large, 'holder'), { key, sendFirst: 1000 });
+    await sleep(50);
+    const anonymous = await post(port, '/v1/documents', documentOf(large, 'anon')).response;
+    assert.equal(anonymous.status, 401);
+    a.finish();
+    assert.equal((await a.response).status, 201);
+  });
+});
+
+describe('large request bodies in flight (waiting too long)', () => {
+  let app: FastifyInstance;
+  let port: number;
+  before(async () => {
+    app = Fastify({ bodyLimit: 300_000 });
+    installErrorHandling(app, 300_000);
+    limitBodiesInFlight(app, { capacity: 200_000, maxBodyBytes: 300_000, waitMs: 200 });
+    app.post('/echo', async (request) => ({ bytes: JSON.stringify(request.body).length }));
+    const address = await app.listen({ port: 0, host: '127.0.0.1' });
+    port = Number(new URL(address).port);
+  });
+  after(() => app.close());
+
+  it('refuses a body that waited too long with 429 rate_limited and Retry-After, in the envelope', async () => {
+    const a = post(port, '/echo', documentOf(150_000, 'A'), { sendFirst: 1000 });
+    await sleep(50);
+    const b = await post(port, '/echo', documentOf(150_000, 'B')).response;
+    assert.equal(b.status, 429);
+    const body = JSON.parse(b.body) as { error: { code: string; message: string } };
+    assert.equal(body.error.code, 'rate_limited');
+    assert.equal(b.headers['retry-after'], '5');
+    a.finish();
+    const ra = await a.response;
+    assert.equal(ra.status, 200);
+    assert.deepEqual(JSON.parse(ra.body), { bytes: 150_000 });
+  });
+});
