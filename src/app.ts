@@ -6,7 +6,7 @@ import addFormatsModule from 'ajv-formats';
 import type { Config } from './config.js';
 import { systemClock, type Clock } from './domain/time.js';
 import { apiGuard } from './http/auth.js';
-import { limitBodiesInFlight } from './http/body-budget.js';
+import { limitBodiesInFlight, type ByteBudget } from './http/body-budget.js';
 import { installErrorHandling } from './http/errors.js';
 import { registerOpenApi } from './http/openapi.js';
 import { memoryLimiter, type Limiter } from './rate-limit/limiter.js';
@@ -28,6 +28,13 @@ export interface AppDeps {
   clock?: Clock;
   /** Where logs go (default: standard output). Tests pass a stream to read them. */
   logStream?: NodeJS.WritableStream;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Large request bodies being read and handled (src/http/body-budget.ts). */
+    bodyBudget: ByteBudget;
+  }
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -101,7 +108,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setValidatorCompiler(validatorCompiler());
   app.removeContentTypeParser(['text/plain']);
   installErrorHandling(app, config.maxBodyBytes);
-  limitBodiesInFlight(app, { capacity: config.bodyBytesInFlight, maxBodyBytes: config.maxBodyBytes });
+  app.decorate('bodyBudget', limitBodiesInFlight(app, { capacity: config.bodyBytesInFlight }));
 
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);

@@ -1,14 +1,16 @@
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { byteBudget, limitBodiesInFlight, SMALL_BODY_BYTES } from '../src/http/body-budget.js';
 import { installErrorHandling } from '../src/http/errors.js';
 import { setup, type TestContext } from './helpers.js';
 
+const tick = () => new Promise<void>((resolve) => process.nextTick(resolve));
+
 describe('byteBudget', () => {
-  it('grants in arrival order while there is room, and queues the rest', () => {
+  it('grants in arrival order while there is room, and queues the rest', async () => {
     const budget = byteBudget(100);
     const granted: string[] = [];
     const a = budget.acquire(60, () => granted.push('a'));
@@ -19,34 +21,36 @@ describe('byteBudget', () => {
     assert.equal(budget.used, 60);
     assert.equal(budget.waiting, 2);
     a();
-    assert.deepEqual(granted, ['a', 'b', 'c']);
     assert.equal(budget.used, 70);
+    await tick();
+    assert.deepEqual(granted, ['a', 'b', 'c']);
     b();
     c();
     assert.equal(budget.used, 0);
   });
 
-  it('grants more than the whole capacity to a request that is alone', () => {
+  it('grants more than the whole capacity to a request that is alone', async () => {
     const budget = byteBudget(100);
     const granted: string[] = [];
     const small = budget.acquire(10, () => granted.push('small'));
     const big = budget.acquire(500, () => granted.push('big'));
     assert.deepEqual(granted, ['small']);
     small();
+    await tick();
     assert.deepEqual(granted, ['small', 'big']);
     assert.equal(budget.used, 500);
     big();
     assert.equal(budget.used, 0);
   });
 
-  it('drops a waiter that gives up, and gives back bytes only once', () => {
+  it('lets the ones behind a waiter that leaves go ahead, and gives back bytes only once', async () => {
     const budget = byteBudget(100);
     const granted: string[] = [];
     const a = budget.acquire(80, () => granted.push('a'));
     const b = budget.acquire(80, () => granted.push('b'));
     const c = budget.acquire(20, () => granted.push('c'));
     b();
-    // With b gone, c fits beside a.
+    await tick();
     assert.deepEqual(granted, ['a', 'c']);
     assert.equal(budget.waiting, 0);
     b();
@@ -56,7 +60,29 @@ describe('byteBudget', () => {
     c();
     assert.equal(budget.used, 0);
   });
+
+  it('never grants a request that left between its turn and its grant', async () => {
+    const budget = byteBudget(100);
+    const granted: string[] = [];
+    const a = budget.acquire(100, () => granted.push('a'));
+    const b = budget.acquire(100, () => granted.push('b'));
+    a();
+    b();
+    await tick();
+    assert.deepEqual(granted, ['a']);
+    assert.equal(budget.used, 0);
+    assert.equal(budget.waiting, 0);
+  });
 });
+
+/** Waits until `condition` holds (the server's state, seen between its events). */
+async function until(condition: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await sleep(5);
+  }
+}
 
 interface Sent {
   /** Sends the rest of the body. */
@@ -75,17 +101,22 @@ afterEach(() => {
 });
 
 /** A POST whose body is sent only up to `sendFirst` bytes until finish(). */
-function post(port: number, path: string, body: string, o: { key?: string; sendFirst?: number } = {}): Sent {
+function post(
+  port: number,
+  path: string,
+  body: string,
+  o: { key?: string; sendFirst?: number; chunked?: boolean; agent?: Agent } = {},
+): Sent {
   const bytes = Buffer.from(body);
   const req = httpRequest({
     host: '127.0.0.1',
     port,
     path,
     method: 'POST',
-    agent: false,
+    agent: o.agent ?? false,
     headers: {
       'content-type': 'application/json',
-      'content-length': String(bytes.length),
+      ...(o.chunked ? {} : { 'content-length': String(bytes.length) }),
       ...(o.key ? { authorization: `Bearer ${o.key}` } : {}),
     },
   });
@@ -125,6 +156,7 @@ describe('large request bodies in flight (Folio)', () => {
   let key: string;
   let port: number;
   const large = 150_000;
+  const idle = () => t.app.bodyBudget.used === 0 && t.app.bodyBudget.waiting === 0;
   before(async () => {
     t = await setup({
       env: { MAX_BODY_BYTES: '300000', BODY_BYTES_IN_FLIGHT: '200000', WRITE_LIMIT_PER_MIN: '1000', READ_LIMIT_PER_MIN: '1000' },
@@ -133,75 +165,119 @@ describe('large request bodies in flight (Folio)', () => {
     const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
     port = Number(new URL(address).port);
   });
+  afterEach(() => until(idle, 'the budget is given back'));
   after(() => t.close());
 
   it('reads a large body only once the large bodies before it are done, and never holds back small ones', async () => {
     const a = post(port, '/v1/documents', documentOf(large, 'A'), { key, sendFirst: 1000 });
-    await sleep(50);
+    await until(() => t.app.bodyBudget.used === large, 'A has its turn');
     const b = post(port, '/v1/documents', documentOf(large, 'B'), { key });
-    await sleep(300);
-    assert.equal(b.answered(), false, 'B waits while A holds the budget');
+    await until(() => t.app.bodyBudget.waiting === 1, 'B waits');
 
     const small = await post(port, '/v1/documents', documentOf(SMALL_BODY_BYTES, 'small'), { key }).response;
     assert.equal(small.status, 201, small.body);
     assert.equal(b.answered(), false);
+    assert.equal(t.app.bodyBudget.waiting, 1);
 
     a.finish();
     const [ra, rb] = await Promise.all([a.response, b.response]);
     assert.equal(ra.status, 201, ra.body);
     assert.equal(rb.status, 201, rb.body);
-    for (const r of [ra, rb]) {
+    for (const [r, title] of [[ra, 'A'], [rb, 'B']] as const) {
       const id = (JSON.parse(r.body) as { id: string }).id;
       const got = await t.app.inject({ method: 'GET', url: `/v1/documents/${id}`, headers: { authorization: `Bearer ${key}` } });
-      assert.equal((got.json() as { contentMarkdown: string }).contentMarkdown.length, large - JSON.stringify({ title: 'A', contentMarkdown: '' }).length);
+      const doc = got.json() as { title: string; contentMarkdown: string };
+      assert.equal(doc.title, title);
+      assert.equal(doc.contentMarkdown.length, large - JSON.stringify({ title, contentMarkdown: '' }).length);
     }
   });
 
   it('gives the budget back when a client leaves in the middle of its body', async () => {
     const a = post(port, '/v1/documents', documentOf(large, 'left'), { key, sendFirst: 1000 });
-    await sleep(50);
+    await until(() => t.app.bodyBudget.used === large, 'A has its turn');
     const b = post(port, '/v1/documents', documentOf(large, 'next'), { key });
-    await sleep(200);
-    assert.equal(b.answered(), false);
+    await until(() => t.app.bodyBudget.waiting === 1, 'B waits');
     a.abort();
     const rb = await b.response;
     assert.equal(rb.status, 201, rb.body);
   });
 
-  it('does not make a request without a valid key wait: it is refused first', async () => {
+  it('gives the budget back after each response on a kept-alive connection', async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      for (const title of ['first', 'second', 'third']) {
+        const r = await post(port, '/v1/documents', documentOf(large, title), { key, agent }).response;
+        assert.equal(r.status, 201, r.body);
+        await until(idle, `the budget is given back after ${title}`);
+      }
+    } finally {
+      agent.destroy();
+    }
+  });
+
+  it('counts a body sent in chunks without a length as the largest allowed', async () => {
+    const a = post(port, '/v1/documents', documentOf(large, 'chunked'), { key, chunked: true, sendFirst: 1000 });
+    await until(() => t.app.bodyBudget.used === 300_000, 'the chunked body has its turn');
+    a.finish();
+    assert.equal((await a.response).status, 201);
+  });
+
+  it('gives the budget back when a body it let in is refused', async () => {
+    const broken = `{"title": "x", "contentMarkdown": "${'y'.repeat(large)}`;
+    const r = await post(port, '/v1/documents', broken, { key }).response;
+    assert.equal(r.status, 400);
+    assert.equal((JSON.parse(r.body) as { error: { code: string } }).error.code, 'invalid_request');
+  });
+
+  it('refuses a request without a valid key before it takes a turn', async () => {
     const a = post(port, '/v1/documents', documentOf(large, 'holder'), { key, sendFirst: 1000 });
-    await sleep(50);
+    await until(() => t.app.bodyBudget.used === large, 'A has its turn');
     const anonymous = await post(port, '/v1/documents', documentOf(large, 'anon')).response;
     assert.equal(anonymous.status, 401);
+    assert.equal(t.app.bodyBudget.waiting, 0);
     a.finish();
     assert.equal((await a.response).status, 201);
   });
 });
 
-describe('large request bodies in flight (waiting too long)', () => {
-  let app: FastifyInstance;
-  let port: number;
-  before(async () => {
-    app = Fastify({ bodyLimit: 300_000 });
+describe('large request bodies in flight (time limits)', () => {
+  const apps: FastifyInstance[] = [];
+  /** A bare app that echoes the size of the JSON it was sent, behind the budget. */
+  async function echo(limits: { waitMs: number; receiveMs: number }) {
+    const app = Fastify({ bodyLimit: 300_000 });
+    apps.push(app);
     installErrorHandling(app, 300_000);
-    limitBodiesInFlight(app, { capacity: 200_000, maxBodyBytes: 300_000, waitMs: 200 });
+    const budget = limitBodiesInFlight(app, { capacity: 200_000, ...limits });
     app.post('/echo', async (request) => ({ bytes: JSON.stringify(request.body).length }));
     const address = await app.listen({ port: 0, host: '127.0.0.1' });
-    port = Number(new URL(address).port);
-  });
-  after(() => app.close());
+    return { budget, port: Number(new URL(address).port) };
+  }
+  after(() => Promise.all(apps.map((app) => app.close())));
 
   it('refuses a body that waited too long with 429 rate_limited and Retry-After, in the envelope', async () => {
+    const { budget, port } = await echo({ waitMs: 200, receiveMs: 5000 });
     const a = post(port, '/echo', documentOf(150_000, 'A'), { sendFirst: 1000 });
-    await sleep(50);
+    await until(() => budget.used === 150_000, 'A has its turn');
     const b = await post(port, '/echo', documentOf(150_000, 'B')).response;
     assert.equal(b.status, 429);
     const body = JSON.parse(b.body) as { error: { code: string; message: string } };
     assert.equal(body.error.code, 'rate_limited');
     assert.equal(b.headers['retry-after'], '5');
+    assert.equal(budget.waiting, 0);
     a.finish();
     const ra = await a.response;
     assert.equal(ra.status, 200);
     assert.deepEqual(JSON.parse(ra.body), { bytes: 150_000 });
+  });
+
+  it('closes the connection of a body that stalls after its turn, and lets the next one in', async () => {
+    const { budget, port } = await echo({ waitMs: 5000, receiveMs: 300 });
+    const stalled = post(port, '/echo', documentOf(150_000, 'stalled'), { sendFirst: 1000 });
+    await until(() => budget.used === 150_000, 'the stalled body has its turn');
+    const next = post(port, '/echo', documentOf(150_000, 'next'));
+    await assert.rejects(stalled.response);
+    const r = await next.response;
+    assert.equal(r.status, 200);
+    await until(() => budget.used === 0, 'the budget is given back');
   });
 });
