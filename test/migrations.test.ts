@@ -104,8 +104,6 @@ describe('migrations from the first schema: seq counting up, one-letter prefixes
       assert.match(sql, /prefix\s*=\s*'1 2 3'/);
       // Column-level detail, marks inside words (migration 5).
       assert.match(sql, /detail\s*=\s*column/);
-      // Removals as tombstones (migration 7).
-      assert.match(sql, /contentless_delete\s*=\s*1/);
       assert.ok(sql.includes(SEARCH_TOKENIZER));
       // Index pages of about a database page (migration 4).
       assert.equal(db.prepare("SELECT v FROM documents_fts_config WHERE k = 'pgsz'").pluck().get(), 4050);

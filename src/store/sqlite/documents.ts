@@ -134,6 +134,7 @@ export function documentQueries(db: Db, cache: AccessCache) {
      VALUES (@seq, @id, @workspace, @uid, @pid, @thread, @title, @now, @highWater)`,
   );
   const insertContent = db.prepare('INSERT INTO document_contents (seq, content) VALUES (@seq, @content)');
+  const contentOf = db.prepare('SELECT content FROM document_contents WHERE seq = ?').pluck();
   const moveStmt = db.prepare(
     `UPDATE documents SET seq = @next, title = @title, updated_at = @updatedAt, high_water_at = @highWater
      WHERE seq = @seq RETURNING id, title, thread_id, updated_at`,
@@ -202,7 +203,7 @@ export function documentQueries(db: Db, cache: AccessCache) {
         updated_at: string;
       };
       const scope = scopeTokens(row.workspace_id, row.project_id);
-      index.remove(row.seq);
+      index.remove({ seq: row.seq, title: row.title, content: contentOf.get(row.seq) as string, scope });
       moveContent.run({ seq: row.seq, next: seq, content: change.contentMarkdown });
       index.insert({ seq, title, content: change.contentMarkdown, scope });
       return {
@@ -349,22 +350,25 @@ function mergePages(changes: number): number {
  * transaction's changes in memory only while each rowid it is given is
  * above the one before; any other order makes it write a new index segment
  * at once, which, one per document, cost more than all the rest of a write.
- * A removal is a tombstone: FTS5 notes the rowid in the segments that may
- * hold it (migration 7), without the old text. An entry inserted and
- * removed within the same transaction is never written.
+ * An entry inserted and removed within the same transaction is never
+ * written (removing it from the index first would corrupt it).
  */
 function searchIndexWriter(db: Db) {
   const insertStmt = db.prepare('INSERT INTO documents_fts (rowid, title, content, scope) VALUES (@seq, @title, @content, @scope)');
-  const removeStmt = db.prepare('DELETE FROM documents_fts WHERE rowid = ?');
+  const removeStmt = db.prepare(
+    `INSERT INTO documents_fts (documents_fts, rowid, title, content, scope)
+     VALUES ('delete', @seq, @title, @content, @scope)`,
+  );
   // The rank of FTS5's commands is read as an integer only: a JS number binds as a REAL.
   const mergeStmt = db.prepare(`INSERT INTO documents_fts (documents_fts, rank) VALUES ('merge', ?)`);
-  let pending: ({ op: 'insert'; entry: IndexEntry } | { op: 'remove'; seq: number })[] = [];
+  let pending: { op: 'insert' | 'remove'; entry: IndexEntry }[] = [];
+  const bySeq = (a: IndexEntry, b: IndexEntry) => a.seq - b.seq;
   return {
     insert(entry: IndexEntry) {
       pending.push({ op: 'insert', entry });
     },
-    remove(seq: number) {
-      pending.push({ op: 'remove', seq });
+    remove(entry: IndexEntry) {
+      pending.push({ op: 'remove', entry });
     },
     mark: () => pending.length,
     dropSince(mark: number) {
@@ -375,13 +379,13 @@ function searchIndexWriter(db: Db) {
       const changes = pending;
       pending = [];
       const inserts = new Map<number, IndexEntry>();
-      const removals: number[] = [];
-      for (const change of changes) {
-        if (change.op === 'insert') inserts.set(change.entry.seq, change.entry);
-        else if (!inserts.delete(change.seq)) removals.push(change.seq);
+      const removals: IndexEntry[] = [];
+      for (const { op, entry } of changes) {
+        if (op === 'insert') inserts.set(entry.seq, entry);
+        else if (!inserts.delete(entry.seq)) removals.push(entry);
       }
-      for (const seq of removals.sort((a, b) => a - b)) removeStmt.run(seq);
-      for (const entry of [...inserts.values()].sort((a, b) => a.seq - b.seq)) insertStmt.run(entry);
+      for (const entry of removals.sort(bySeq)) removeStmt.run(entry);
+      for (const entry of [...inserts.values()].sort(bySeq)) insertStmt.run(entry);
       if (changes.length > 0) mergeStmt.run(BigInt(mergePages(changes.length)));
     },
   };

@@ -211,26 +211,4 @@ export const migrations: readonly string[] = [
   `
   INSERT INTO documents_fts (documents_fts, rank) VALUES ('automerge', 0);
   `,
-  // Removals as tombstones (contentless_delete): replacing a document's
-  // entry notes its rowid in the index segments that may hold it, instead of
-  // taking the old text and writing a removal for each of its words and
-  // prefixes. An edit's index work fell by about 40 % at 100,000 documents
-  // (350-390 to 200-215 µs); a search for a word in 1 % of the documents
-  // took as long, one for a two-letter prefix found in most of them about
-  // 15 % longer, until merges drop the tombstones (bench/README.md). The
-  // index is made anew; the options of migrations 4-6 again.
-  `
-  DROP TABLE documents_fts;
-  CREATE VIRTUAL TABLE documents_fts USING fts5 (
-    title, content, scope,
-    content = '',
-    contentless_delete = 1,
-    tokenize = "${SEARCH_TOKENIZER}",
-    prefix = '1 2 3',
-    detail = column
-  );
-  INSERT INTO documents_fts (documents_fts, rank) VALUES ('pgsz', 4050);
-  ${INDEX_EVERY_DOCUMENT}
-  INSERT INTO documents_fts (documents_fts, rank) VALUES ('automerge', 0);
-  `,
 ];
