@@ -68,8 +68,8 @@ export class Conflict extends ApiError {
 }
 
 export class RateLimited extends ApiError {
-  constructor(retryAfterSeconds: number, headers: Record<string, string>) {
-    super(429, 'rate_limited', `Too many requests. Retry after ${retryAfterSeconds} seconds.`, {
+  constructor(retryAfterSeconds: number, headers: Record<string, string>, reason = 'Too many requests.') {
+    super(429, 'rate_limited', `${reason} Retry after ${retryAfterSeconds} seconds.`, {
       ...headers,
       'retry-after': String(retryAfterSeconds),
     });

@@ -133,7 +133,9 @@ function post(
     req.on('error', reject);
   });
   const first = o.sendFirst ?? bytes.length;
-  req.write(bytes.subarray(0, first));
+  // A request not ended keeps its socket from going back to a keep-alive agent.
+  if (first === bytes.length) req.end(bytes);
+  else req.write(bytes.subarray(0, first));
   response.catch(() => {});
   const result: Sent = {
     finish: () => req.end(bytes.subarray(first)),
@@ -262,6 +264,7 @@ describe('large request bodies in flight (time limits)', () => {
     assert.equal(b.status, 429);
     const body = JSON.parse(b.body) as { error: { code: string; message: string } };
     assert.equal(body.error.code, 'rate_limited');
+    assert.equal(body.error.message, 'The server is busy reading other large request bodies. Retry after 5 seconds.');
     assert.equal(b.headers['retry-after'], '5');
     assert.equal(budget.waiting, 0);
     a.finish();

@@ -147,7 +147,7 @@ export function limitBodiesInFlight(
     if (!granted) {
       timer = setTimeout(() => {
         release();
-        done(new RateLimited(RETRY_AFTER_SECONDS, {}));
+        done(new RateLimited(RETRY_AFTER_SECONDS, {}, 'The server is busy reading other large request bodies.'));
       }, waitMs);
       timer.unref();
     }
