@@ -2,20 +2,20 @@
  * The server's memory under large request bodies: Folio, built and started
  * as `npm start` runs it (pinned to core 0) on a fresh database, receives
  * rounds of POST /v1/documents with bodies just under MAX_BODY_BYTES, all
- * sent at once, and the script prints the server's peak RSS, sampled every
- * 20 ms. Extra arguments after `--` go to Folio as environment variables,
- * to compare settings:
+ * sent at once, and the script prints the server's peak RSS in each round,
+ * sampled every 20 ms. Extra arguments after `--` go to Folio as
+ * environment variables, to compare settings:
  *
  *   npx tsx bench/large-bodies.ts [--concurrent 50] [--rounds 2] [-- BODY_BYTES_IN_FLIGHT=67108864]
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { generateKey, hashKey, lastFour } from '../src/domain/keys.js';
 import { openSqliteStore } from '../src/store/sqlite/store.js';
+import { freePort, startFlags, waitFor, withRss } from './processes.js';
 
 const { values: args, positionals } = parseArgs({
   options: {
@@ -39,17 +39,9 @@ const key = generateKey();
 await store.createKey({ userId: user.id, name: 'bench', canWrite: true, hash: hashKey(key), last4: lastFour(key), now });
 await store.close();
 
-const port = await new Promise<number>((done) => {
-  const probe = createServer().listen(0, '127.0.0.1', () => {
-    const address = probe.address();
-    probe.close(() => done(typeof address === 'object' && address ? address.port : 0));
-  });
-});
+const port = await freePort();
 const extraEnv = Object.fromEntries(positionals.map((p) => p.split('=', 2) as [string, string]));
-// Node's own options as `npm start` passes them (package.json).
-const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
-const nodeFlags = pkg.scripts.start.split(/\s+/).filter((a) => a.startsWith('--'));
-const server = spawn('taskset', ['-c', '0', process.execPath, ...nodeFlags, join(ROOT, 'dist', 'cli', 'index.js'), 'serve'], {
+const server = spawn('taskset', ['-c', '0', process.execPath, ...startFlags(), join(ROOT, 'dist', 'cli', 'index.js'), 'serve'], {
   env: {
     ...process.env,
     DATABASE_URL: `sqlite:${file}`,
@@ -63,42 +55,31 @@ const server = spawn('taskset', ['-c', '0', process.execPath, ...nodeFlags, join
 });
 const base = `http://127.0.0.1:${port}`;
 // taskset execs node, so the child's pid is the server's.
-const rssMb = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${server.pid}/status`, 'utf8'))![1]) / 1024;
+const pid = server.pid!;
 
 try {
-  for (let tries = 0; ; tries++) {
-    try {
-      if ((await fetch(`${base}/healthz`)).ok) break;
-    } catch {
-      if (tries > 200) throw new Error('Folio did not start');
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await waitFor(`${base}/healthz`, server, 'Folio');
   const words = 'alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu'.split(' ');
   let text = '';
   for (let i = 0; text.length < MAX_BODY_BYTES - 4096; i++) text += `${words[i % words.length]} `;
   const body = JSON.stringify({ title: 'Large', contentMarkdown: text });
-  const idle = rssMb();
-  let peak = idle;
-  const sampler = setInterval(() => (peak = Math.max(peak, rssMb())), 20);
+  const { rssMb: idle } = await withRss(pid, async () => {});
   const started = Date.now();
   console.log(`${args.concurrent} bodies of ${(body.length / 1048576).toFixed(1)} MiB at once, ${args.rounds} rounds; idle RSS ${idle.toFixed(0)} MB`);
+  const send = async () => {
+    const res = await fetch(`${base}/v1/documents`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body,
+    });
+    await res.arrayBuffer();
+    return res.status;
+  };
   for (let round = 1; round <= Number(args.rounds); round++) {
-    const statuses = await Promise.all(
-      Array.from({ length: Number(args.concurrent) }, async () => {
-        const res = await fetch(`${base}/v1/documents`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-          body,
-        });
-        await res.arrayBuffer();
-        return res.status;
-      }),
-    );
+    const { result: statuses, rssMb: peak } = await withRss(pid, () => Promise.all(Array.from({ length: Number(args.concurrent) }, send)), 20);
     const counts = statuses.reduce<Record<number, number>>((acc, s) => ({ ...acc, [s]: (acc[s] ?? 0) + 1 }), {});
     console.log(`round ${round}: statuses ${JSON.stringify(counts)}, peak RSS ${peak.toFixed(0)} MB, ${((Date.now() - started) / 1000).toFixed(1)} s`);
   }
-  clearInterval(sampler);
 } finally {
   server.kill('SIGTERM');
   await new Promise((r) => server.once('exit', r));

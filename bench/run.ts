@@ -9,7 +9,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { cpus } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -17,6 +16,7 @@ import Database from 'better-sqlite3';
 import { bookKey, type Captured, type ResponseBook } from './ceiling.js';
 import { generate, type Manifest } from './generate.js';
 import type { LoadResult, LoadSpec } from './load.js';
+import { freePort, startFlags, waitFor, withRss } from './processes.js';
 import { formatMarkdown, formatTable, type RunReport, type ScenarioReport } from './report.js';
 import { readRequests, requestSource, SCENARIOS, writeBodies, type Req } from './scenarios.js';
 
@@ -122,33 +122,6 @@ function freshCopy(pristine: string, target: string) {
 
 // --- Processes ----------------------------------------------------------------
 
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const s = createServer();
-    s.once('error', fail);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => done(port));
-    });
-  });
-}
-
-async function waitFor(url: string, child: ChildProcess, what: string, anyStatus = false) {
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`${what} exited with status ${child.exitCode}`);
-    try {
-      const r = await fetch(url);
-      await r.arrayBuffer();
-      if (r.ok || anyStatus) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${what} did not start within a minute`);
-}
-
 interface Server {
   name: string;
   child: ChildProcess;
@@ -198,9 +171,7 @@ async function startFolio(dbFile: string, profileName: string | null): Promise<S
     LOG_LEVEL: options.logLevel,
   };
   delete env.PUBLIC_APP_URL;
-  // Node's own options as `npm start` passes them (package.json).
-  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
-  node.push(...pkg.scripts.start.split(/\s+/).filter((a) => a.startsWith('--')));
+  node.push(...startFlags());
   const child = pinnedNode(options.serverCore, [...node, join(BUILD, 'src', 'cli', 'index.js'), 'serve'], env, 'ignore');
   const url = `http://127.0.0.1:${port}`;
   await waitFor(`${url}/healthz`, child, 'Folio');
@@ -214,28 +185,6 @@ async function startCeiling(bookFile: string): Promise<Server> {
   // The ceiling answers requests it has no response for with 404: enough to know it listens.
   await waitFor(`${url}/healthz`, child, 'the ceiling server', true);
   return { name: 'ceiling', child, url, stop: stopper(child) };
-}
-
-/** Highest resident set size of a process while `work` runs, sampled every 100 ms from /proc. */
-async function withRss<T>(pid: number, work: () => Promise<T>): Promise<{ result: T; rssMb: number }> {
-  let max = 0;
-  const sample = () => {
-    try {
-      const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-      if (m) max = Math.max(max, Number(m[1]) / 1024);
-    } catch {
-      // the process is gone
-    }
-  };
-  sample();
-  const timer = setInterval(sample, 100);
-  try {
-    const result = await work();
-    sample();
-    return { result, rssMb: max };
-  } finally {
-    clearInterval(timer);
-  }
 }
 
 async function load(url: string, scenario: string, manifestFile: string, dbFile: string): Promise<LoadResult> {

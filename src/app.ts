@@ -9,6 +9,7 @@ import { apiGuard } from './http/auth.js';
 import { limitBodiesInFlight, type ByteBudget } from './http/body-budget.js';
 import { installErrorHandling } from './http/errors.js';
 import { registerOpenApi } from './http/openapi.js';
+import { hookList } from './http/route-hooks.js';
 import { memoryLimiter, type Limiter } from './rate-limit/limiter.js';
 import type { Store } from './store/store.js';
 import { makeServices } from './api/services.js';
@@ -130,8 +131,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       v1.addHook('onRoute', (route) => {
         const scope = route.config?.scope;
         if (scope === undefined) return;
-        const own = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
-        route.onRequest = [guard(scope), ...own];
+        route.onRequest = [guard(scope), ...hookList(route.onRequest)];
       });
       await v1.register(meRoutes, { services });
       await v1.register(documentRoutes, { services });

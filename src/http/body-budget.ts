@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest, preParsingHookHandler } from 'fastify';
 import { RateLimited } from '../errors.js';
+import { hookList } from './route-hooks.js';
 
 /** Bodies up to this size are read at once; only larger ones share the budget. */
 export const SMALL_BODY_BYTES = 64 * 1024;
@@ -157,8 +158,7 @@ export function limitBodiesInFlight(
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     if (methods.every((m) => BODILESS.has(m))) return;
-    const own = route.preParsing === undefined ? [] : Array.isArray(route.preParsing) ? route.preParsing : [route.preParsing];
-    route.preParsing = [hold, ...own];
+    route.preParsing = [hold, ...hookList(route.preParsing)];
   });
   return budget;
 }

@@ -1,0 +1,62 @@
+/** What the benchmark's scripts share to start servers: a free port, Node's flags as deployed, waiting until one answers. */
+import type { ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+
+const ROOT = resolve(import.meta.dirname, '..');
+
+export function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const s = createServer();
+    s.once('error', fail);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => done(port));
+    });
+  });
+}
+
+/** Node's own options as `npm start` passes them (package.json), so that Folio runs as deployed. */
+export function startFlags(): string[] {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
+  return pkg.scripts.start.split(/\s+/).filter((a) => a.startsWith('--'));
+}
+
+export async function waitFor(url: string, child: ChildProcess, what: string, anyStatus = false) {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`${what} exited with status ${child.exitCode}`);
+    try {
+      const r = await fetch(url);
+      await r.arrayBuffer();
+      if (r.ok || anyStatus) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${what} did not start within a minute`);
+}
+
+/** Highest resident set size of a process while `work` runs, sampled every `everyMs` from /proc. */
+export async function withRss<T>(pid: number, work: () => Promise<T>, everyMs = 100): Promise<{ result: T; rssMb: number }> {
+  let max = 0;
+  const sample = () => {
+    try {
+      const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+      if (m) max = Math.max(max, Number(m[1]) / 1024);
+    } catch {
+      // the process is gone
+    }
+  };
+  sample();
+  const timer = setInterval(sample, everyMs);
+  try {
+    const result = await work();
+    sample();
+    return { result, rssMb: max };
+  } finally {
+    clearInterval(timer);
+  }
+}
