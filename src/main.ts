@@ -11,8 +11,9 @@ export async function serve(config: Config): Promise<FastifyInstance> {
   // The logger comes with the app, after the store; an upgrade that rebuilds
   // the search index can take tens of seconds, so say so at once.
   const store = await openStore(config, {
-    // The request thread never copies the log into the database file itself (checkpointer.ts).
-    backgroundCheckpoints: true,
+    // The request thread never copies the log into the database file itself,
+    // and the search index is merged further while no writes come (checkpointer.ts).
+    background: true,
     onMigrate: (from, to) =>
       process.stderr.write(
         from === 0

@@ -35,7 +35,7 @@ describe('background checkpoints (the server store)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'folio-checkpoint-'));
     const file = join(dir, 'folio.db');
     try {
-      const store = openSqliteStore(file, { backgroundCheckpoints: true });
+      const store = openSqliteStore(file, { background: true });
       const userId = await writeSome(store, 30);
       let state = walState(file);
       assert.ok(state.frames > 0, 'the writes are in the log');

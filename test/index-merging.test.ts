@@ -1,9 +1,11 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { tidySearchIndex } from '../src/store/sqlite/index-tidying.js';
 import { openSqliteStore } from '../src/store/sqlite/store.js';
 
 /** The search index's segments: each has its own rows in the index of leaf pages. */
@@ -54,6 +56,69 @@ describe('search index merging', () => {
       for (const i of [0, 42, 99]) assert.deepEqual(await reopened.listDocuments(viewer, { limit: 20, terms: [`only${i}q`] }), []);
       for (const i of [100, 199]) assert.deepEqual((await reopened.listDocuments(viewer, { limit: 20, terms: [`only${i}q`] })).map((d) => d.id), [ids[i]]);
       await reopened.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('merges further in the background once writes stop, leaving nothing to merge and the same results', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'folio-tidy-'));
+    const file = join(dir, 'folio.db');
+    try {
+      const store = openSqliteStore(file);
+      const now = new Date().toISOString();
+      const user = await store.createUser({ email: 'tidy@example.com', name: null, plan: 'pro', now });
+      const viewer = { userId: user.id, orgId: null };
+      // Single commits until the writes' own merging has left several segments.
+      for (let i = 0; i < 1000 && (i < 50 || segments(file) < 4); i++) {
+        const words = `only${i}q ` + Array.from({ length: 60 }, (_, k) => `w${(i * 61 + k * 7) % 997}x`).join(' ');
+        await store.createDocument(viewer, { title: `Note ${i}`, contentMarkdown: words, projectId: null, threadId: null }, now);
+      }
+      const terms = [['w1x'], ['only7q'], ['w5'], ['only1']];
+      const before = await Promise.all(terms.map((t) => store.listDocuments(viewer, { limit: 100, terms: t })));
+      await store.close();
+      const untidy = segments(file);
+      assert.ok(untidy >= 4, `${untidy} segments to start from`);
+      // The same index, merged by the step the background thread runs: there is work to do.
+      copyFileSync(file, join(dir, 'copy.db'));
+      const copy = new Database(join(dir, 'copy.db'));
+      assert.ok(tidySearchIndex(copy) > 0, 'the writes left merging to do');
+      copy.close();
+
+      const server = openSqliteStore(file, { background: { intervalMs: 10, tidying: { idleMs: 100, pages: 20 } } });
+      try {
+        // A write while the thread may be merging waits for it or goes first; either way it is written.
+        await sleep(150);
+        // Written later than the rest, so it comes first in the newest-first order.
+        const later = new Date(Date.parse(now) + 1000).toISOString();
+        const late = await server.createDocument(viewer, { title: 'Late', contentMarkdown: 'lateword w1x', projectId: null, threadId: null }, later);
+        assert.ok(late);
+        let last = segments(file);
+        for (let stable = 0, waited = 0; stable < 30 && waited < 15_000; waited += 20) {
+          await sleep(20);
+          const n = segments(file);
+          stable = n === last ? stable + 1 : 0;
+          last = n;
+        }
+        assert.ok(last < untidy, `${last} segments after merging, from ${untidy}`);
+        const after = await Promise.all(terms.map((t) => server.listDocuments(viewer, { limit: 100, terms: t })));
+        assert.deepEqual(after[0]!.slice(1), before[0], 'the same documents, after the new one');
+        assert.equal(after[0]![0]!.id, late!.id);
+        assert.deepEqual(after.slice(1), before.slice(1));
+      } finally {
+        await server.close();
+      }
+
+      const db = new Database(file);
+      try {
+        assert.equal(tidySearchIndex(db), 0, 'the background thread left nothing to merge');
+        db.prepare("INSERT INTO documents_fts (documents_fts, rank) VALUES ('integrity-check', 0)").run();
+        // The writes' own merging is as configured: only the thread's steps used a lower threshold.
+        const usermerge = db.prepare("SELECT v FROM documents_fts_config WHERE k = 'usermerge'").pluck().get();
+        assert.equal(usermerge ?? 4, 4);
+      } finally {
+        db.close();
+      }
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -1,5 +1,6 @@
 import type { Store } from '../store.js';
 import { migrate, openDatabase } from './database.js';
+import { tidySearchIndex } from './index-tidying.js';
 import { sqliteStoreOn } from './store.js';
 
 export interface BulkLoader {
@@ -11,7 +12,10 @@ export interface BulkLoader {
    * else may use the store until it settles.
    */
   batch(fn: () => Promise<void>): Promise<void>;
-  /** Checkpoints the log into the database file and closes it. */
+  /**
+   * Merges the search index as a quiet server does (index-tidying.ts),
+   * checkpoints the log into the database file and closes it.
+   */
   close(): void;
 }
 
@@ -38,6 +42,7 @@ export function openSqliteBulkLoader(file: string): BulkLoader {
       }
     },
     close() {
+      tidySearchIndex(db);
       db.pragma('synchronous = FULL');
       db.pragma('wal_checkpoint(TRUNCATE)');
       db.close();

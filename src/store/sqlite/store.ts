@@ -2,7 +2,7 @@ import type { Store } from '../store.js';
 import { accessCache, type AccessCache } from './access-cache.js';
 import { adminQueries } from './admin.js';
 import { migrate, openDatabase, type Db, type MigrationNotice } from './database.js';
-import { startCheckpointer } from './checkpointer.js';
+import { startCheckpointer, type BackgroundOptions } from './checkpointer.js';
 import { documentQueries } from './documents.js';
 import { workspaceQueries } from './workspace.js';
 
@@ -14,15 +14,18 @@ import { workspaceQueries } from './workspace.js';
 export interface SqliteStoreOptions {
   /** Told when the schema is created or upgraded, before the work starts. */
   onMigrate?: MigrationNotice;
-  /** Checkpoints the write-ahead log from a thread of its own (checkpointer.ts): for the server. */
-  backgroundCheckpoints?: boolean;
+  /**
+   * Checkpoints the write-ahead log, and merges the search index while the
+   * database is quiet, from a thread of its own (checkpointer.ts): for the server.
+   */
+  background?: boolean | BackgroundOptions;
 }
 
 export function openSqliteStore(file: string, options: SqliteStoreOptions = {}): Store {
   const db = openDatabase(file);
   migrate(db, options.onMigrate);
-  if (!options.backgroundCheckpoints || file === ':memory:') return sqliteStoreOn(db);
-  const checkpointer = startCheckpointer(db, file);
+  if (!options.background || file === ':memory:') return sqliteStoreOn(db);
+  const checkpointer = startCheckpointer(db, file, options.background === true ? {} : options.background);
   return sqliteStoreOn(db, { beforeClose: () => checkpointer.stop() });
 }
 

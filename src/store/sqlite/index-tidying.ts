@@ -1,0 +1,67 @@
+import type { Db } from './database.js';
+
+/**
+ * Merging the search index while the database is quiet.
+ *
+ * Each write transaction merges a few index pages (`mergePages` in
+ * documents.ts), FTS5's way: a level is merged once it holds four segments.
+ * That keeps writes cheap but leaves up to three segments on every level,
+ * a dozen to twenty in all at 100,000 documents, and a search reads every
+ * one of them: it took twice as long as on a merged index (bench/README.md).
+ * Once no write has come for a while, the background thread
+ * (checkpointer.ts) merges further in small steps, down to one segment a
+ * level, so that the searches of a quiet server, or of one that mostly
+ * reads, run on the merged index. It stops as soon as writes come again:
+ * merging is only ever done by one connection at a time, each step in a
+ * transaction of its own, and a step that finds the database locked is
+ * simply skipped.
+ *
+ * A step sets FTS5's `usermerge` (the number of segments a level needs to
+ * be merged) to 2 for its own merge and puts it back before committing, so
+ * the writes' merging is unchanged. Merging a level that holds two segments,
+ * not all segments at once (FTS5's `optimize`), leaves the large old
+ * segments alone when a few small new ones arrive.
+ */
+export const TIDYING = {
+  /** Quiet time before merging starts: no commit from another connection for this long. */
+  idleMs: 2000,
+  /** Index pages per step: about 10 ms each, at most a few hundred for a very long list of one word. */
+  pages: 100,
+} as const;
+
+/** The statements of one step, as SQL text: the background thread prepares them on its own connection. */
+export const TIDYING_SQL = {
+  usermerge: `SELECT v FROM documents_fts_config WHERE k = 'usermerge'`,
+  setUsermerge: `INSERT INTO documents_fts (documents_fts, rank) VALUES ('usermerge', ?)`,
+  merge: `INSERT INTO documents_fts (documents_fts, rank) VALUES ('merge', ?)`,
+  totalChanges: 'SELECT total_changes()',
+} as const;
+
+/** FTS5's default `usermerge`, when the table's configuration does not set one. */
+export const DEFAULT_USERMERGE = 4;
+
+/**
+ * Merges the whole index down to one segment a level, step by step, on this
+ * connection (the bulk loader, after loading: the data set is then as a
+ * quiet server leaves it). Returns the number of steps that did work.
+ */
+export function tidySearchIndex(db: Db, pages: number = TIDYING.pages): number {
+  const usermerge = db.prepare(TIDYING_SQL.usermerge).pluck();
+  const setUsermerge = db.prepare(TIDYING_SQL.setUsermerge);
+  const merge = db.prepare(TIDYING_SQL.merge);
+  const totalChanges = db.prepare(TIDYING_SQL.totalChanges).pluck();
+  // FTS5's rank of a command is read as an integer only: a JS number binds as a REAL.
+  const step = db.transaction((): boolean => {
+    const previous = BigInt((usermerge.get() as number | undefined) ?? DEFAULT_USERMERGE);
+    setUsermerge.run(2n);
+    const before = totalChanges.get() as number;
+    merge.run(BigInt(pages));
+    // FTS5's documented test: the command itself counts one change; merging writes more.
+    const worked = (totalChanges.get() as number) - before >= 2;
+    setUsermerge.run(previous);
+    return worked;
+  });
+  let steps = 0;
+  while (step.immediate()) steps++;
+  return steps;
+}
