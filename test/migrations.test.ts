@@ -15,7 +15,7 @@ import type { Store } from '../src/store/store.js';
  * write, opened by today's Folio: lists, searches and new writes must come
  * out exactly as if it had been written today.
  */
-describe('migrations from the first schema: seq counting up, one-letter prefixes, index page size', () => {
+describe('migrations from the first schema: seq counting up, one-letter prefixes, index page size, stored sort times', () => {
   let dir: string;
   let file: string;
   let store: Store;
@@ -116,6 +116,28 @@ describe('migrations from the first schema: seq counting up, one-letter prefixes
     assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 20, terms: ['b'] })), [written[3]!.id, written[1]!.id, written[0]!.id]);
     assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 20, terms: ['g'] })), [written[2]!.id]);
     assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 20, terms: ['b', 'r'] })), [written[1]!.id]);
+  });
+
+  it('stores each document\'s sort time, so that a page of a list is chosen from the indexes alone (migration 7)', () => {
+    const db = new Database(file);
+    try {
+      // A computed column would make SQLite read the table row of every document a list considers.
+      const sortAt = (db.prepare('SELECT * FROM pragma_table_xinfo(?) WHERE name = ?').get('documents', 'sort_at') as { hidden: number });
+      assert.equal(sortAt.hidden, 0, 'sort_at is a stored column');
+      const sorted = db.prepare('SELECT id, sort_at FROM documents ORDER BY seq').all() as { id: string; sort_at: string }[];
+      assert.deepEqual(sorted, written.map((d) => ({ id: d.id, sort_at: d.at })));
+      const columns = (index: string) => db.prepare('SELECT name FROM pragma_index_info(?) ORDER BY seqno').pluck().all(index);
+      assert.deepEqual(columns('documents_by_workspace'), ['workspace_id', 'sort_at', 'id', 'project_id']);
+      assert.deepEqual(columns('documents_by_project'), ['project_id', 'sort_at', 'id']);
+      const page = db.prepare(
+        "EXPLAIN QUERY PLAN SELECT seq, sort_at, id FROM documents WHERE workspace_id = ? AND project_id IS NULL ORDER BY sort_at DESC, id DESC LIMIT 20",
+      ).all(user) as { detail: string }[];
+      assert.match(page.map((r) => r.detail).join('\n'), /COVERING INDEX documents_by_workspace/);
+      // The sort time can only be the update time, or the creation time before any update.
+      assert.throws(() => db.prepare('UPDATE documents SET updated_at = ? WHERE id = ?').run('2026-03-01T00:00:00.000Z', written[2]!.id), /CHECK constraint/);
+    } finally {
+      db.close();
+    }
   });
 
   it('puts documents written afterwards first, and finds edited text only under its new words', async () => {

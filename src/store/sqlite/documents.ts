@@ -14,6 +14,7 @@ import { contentVisible, documentBranches, projectVisible, sharedProjectIds, typ
 import { newUuid } from '../../domain/ids.js';
 import { groupCommit } from './group-commit.js';
 import type { AccessCache } from './access-cache.js';
+import { PAGE_LIMIT } from './page-limit.js';
 
 interface SummaryDbRow {
   id: string;
@@ -80,13 +81,15 @@ export function documentQueries(db: Db, cache: AccessCache) {
     if (!stmt) {
       const extra = project ? ['d.project_id = @pid'] : [];
       const branches = documentBranches[kind]('d', shared).map(
-        (cond) => `SELECT * FROM (SELECT d.id, d.title, d.created_at, d.updated_at, d.thread_id, d.sort_at
-          FROM documents d WHERE ${[cond, ...extra].join(' AND ')}
-          ORDER BY d.sort_at DESC, d.id DESC LIMIT @limit)`,
+        (cond) => `SELECT * FROM (SELECT d.seq, d.sort_at, d.id FROM documents d WHERE ${[cond, ...extra].join(' AND ')}
+          ORDER BY d.sort_at DESC, d.id DESC ${PAGE_LIMIT})`,
       );
       stmt = db.prepare(
-        `SELECT id, title, created_at, updated_at, thread_id FROM (${branches.join(' UNION ALL ')})
-         ORDER BY sort_at DESC, id DESC LIMIT @limit`,
+        `SELECT d.id, d.title, d.created_at, d.updated_at, d.thread_id
+         FROM (SELECT seq, sort_at, id FROM (${branches.join(' UNION ALL ')})
+               ORDER BY sort_at DESC, id DESC ${PAGE_LIMIT}) AS page
+         JOIN documents d ON d.seq = page.seq
+         ORDER BY page.sort_at DESC, page.id DESC`,
       ).raw();
       listCache.set(key, stmt);
     }
@@ -130,13 +133,13 @@ export function documentQueries(db: Db, cache: AccessCache) {
   const memberStmt = db.prepare('SELECT 1 FROM memberships WHERE org_id = @oid AND user_id = @uid');
   const lastWritten = db.prepare('SELECT seq, high_water_at FROM documents ORDER BY seq DESC LIMIT 1');
   const insertStmt = db.prepare(
-    `INSERT INTO documents (seq, id, workspace_id, creator_id, project_id, thread_id, title, created_at, high_water_at)
-     VALUES (@seq, @id, @workspace, @uid, @pid, @thread, @title, @now, @highWater)`,
+    `INSERT INTO documents (seq, id, workspace_id, creator_id, project_id, thread_id, title, created_at, sort_at, high_water_at)
+     VALUES (@seq, @id, @workspace, @uid, @pid, @thread, @title, @now, @now, @highWater)`,
   );
   const insertContent = db.prepare('INSERT INTO document_contents (seq, content) VALUES (@seq, @content)');
   const contentOf = db.prepare('SELECT content FROM document_contents WHERE seq = ?').pluck();
   const moveStmt = db.prepare(
-    `UPDATE documents SET seq = @next, title = @title, updated_at = @updatedAt, high_water_at = @highWater
+    `UPDATE documents SET seq = @next, title = @title, updated_at = @updatedAt, sort_at = @updatedAt, high_water_at = @highWater
      WHERE seq = @seq RETURNING id, title, thread_id, updated_at`,
   );
   const moveContent = db.prepare('UPDATE document_contents SET seq = @next, content = @content WHERE seq = @seq');

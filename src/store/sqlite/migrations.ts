@@ -211,4 +211,35 @@ export const migrations: readonly string[] = [
   `
   INSERT INTO documents_fts (documents_fts, rank) VALUES ('automerge', 0);
   `,
+  // A page of a list is chosen from the indexes alone, and only its rows
+  // are read from the table (documents.ts): sort_at is stored instead of
+  // computed, since SQLite reads a computed column from the table row even
+  // when an index holds it, and the workspace index holds project_id, which
+  // a team's list checks for every row it passes. Before, a list read the
+  // table row of every document it considered: all those of the projects
+  // shared with the caller, sorted, for a caller with shared projects.
+  // SQLite cannot change a column's kind in place: the table is made anew
+  // (its rows keep their seq, so the search index still points at them).
+  `
+  CREATE TABLE documents_new (
+    seq            INTEGER PRIMARY KEY,
+    id             TEXT NOT NULL UNIQUE,
+    workspace_id   TEXT NOT NULL,
+    creator_id     TEXT NOT NULL REFERENCES users(id),
+    project_id     TEXT REFERENCES projects(id),
+    thread_id      TEXT,
+    title          TEXT NOT NULL,
+    created_at     TEXT NOT NULL,
+    updated_at     TEXT,
+    sort_at        TEXT NOT NULL CHECK (sort_at = coalesce(updated_at, created_at)),
+    high_water_at  TEXT NOT NULL
+  );
+  INSERT INTO documents_new (seq, id, workspace_id, creator_id, project_id, thread_id, title, created_at, updated_at, sort_at, high_water_at)
+    SELECT seq, id, workspace_id, creator_id, project_id, thread_id, title, created_at, updated_at, sort_at, high_water_at
+    FROM documents ORDER BY seq;
+  DROP TABLE documents;
+  ALTER TABLE documents_new RENAME TO documents;
+  CREATE INDEX documents_by_workspace ON documents (workspace_id, sort_at DESC, id DESC, project_id);
+  CREATE INDEX documents_by_project ON documents (project_id, sort_at DESC, id DESC);
+  `,
 ];

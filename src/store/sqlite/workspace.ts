@@ -9,6 +9,7 @@ import type {
 import type { AccessCache } from './access-cache.js';
 import type { Db } from './database.js';
 import { contentBranches, projectVisible, templateVisible, type ScopeKind } from './visibility.js';
+import { PAGE_LIMIT } from './page-limit.js';
 
 const kindOf = (v: Viewer): ScopeKind => (v.orgId === null ? 'personal' : 'org');
 const params = (v: Viewer) => ({ uid: v.userId, oid: v.orgId });
@@ -38,18 +39,18 @@ export function workspaceQueries(db: Db, cache: AccessCache) {
     personal: db.prepare(
       `SELECT p.id, p.name, p.description, p.created_at, p.workspace_id <> @uid AS shared
        FROM projects p WHERE ${projectVisible.personal('p')}
-       ORDER BY p.created_at DESC, p.id DESC LIMIT @limit`,
+       ORDER BY p.created_at DESC, p.id DESC ${PAGE_LIMIT}`,
     ),
     org: db.prepare(
       `SELECT p.id, p.name, p.description, p.created_at, p.creator_id <> @uid AS shared
        FROM projects p WHERE ${projectVisible.org('p')}
-       ORDER BY p.created_at DESC, p.id DESC LIMIT @limit`,
+       ORDER BY p.created_at DESC, p.id DESC ${PAGE_LIMIT}`,
     ),
   };
   const templatesStmt = db.prepare(
     `SELECT t.id, t.title, t.description, t.workspace_id IS NULL AS is_system, t.is_default
      FROM templates t WHERE ${templateVisible}
-     ORDER BY t.workspace_id IS NULL DESC, t.created_at DESC, t.id DESC LIMIT @limit`,
+     ORDER BY t.workspace_id IS NULL DESC, t.created_at DESC, t.id DESC ${PAGE_LIMIT}`,
   );
 
   const chatCache = new Map<string, ReturnType<Db['prepare']>>();
@@ -64,12 +65,12 @@ export function workspaceQueries(db: Db, cache: AccessCache) {
       const branches = contentBranches[kind]('c').map(
         (cond) => `SELECT * FROM (SELECT c.id, c.title, c.created_at, c.updated_at, c.message_count,
              c.project_id, c.sort_at FROM chats c WHERE ${[cond, ...extra].join(' AND ')}
-           ORDER BY c.sort_at DESC, c.id DESC LIMIT @limit)`,
+           ORDER BY c.sort_at DESC, c.id DESC ${PAGE_LIMIT})`,
       );
       stmt = db.prepare(
         `SELECT u.*, p.name AS project_name FROM (${branches.join(' UNION ALL ')}) u
          LEFT JOIN projects p ON p.id = u.project_id
-         ORDER BY u.sort_at DESC, u.id DESC LIMIT @limit`,
+         ORDER BY u.sort_at DESC, u.id DESC ${PAGE_LIMIT}`,
       );
       chatCache.set(key, stmt);
     }
