@@ -2,6 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { hashKey } from '../src/domain/keys.js';
 import { call, setup, type TestContext } from './helpers.js';
 
 /**
@@ -90,6 +91,20 @@ describe('access cache', () => {
     assert.deepEqual(await list(), [doc.id]);
     other.prepare('DELETE FROM project_shares WHERE project_id = ? AND user_id = ?').run(project.id, reader.id);
     assert.deepEqual(await list(), []);
+  });
+
+  it('keeps the principals it holds when a key\'s last-used time is written (once a minute per active key)', async () => {
+    const user = await t.make.user();
+    const held = await t.make.key(user.id);
+    const used = await t.make.key(user.id);
+    // Reading the cache first: writes of the keys' last use above are behind it.
+    await t.store.findPrincipal(hashKey(used.secret));
+    const before = await t.store.findPrincipal(hashKey(held.secret));
+    assert.equal(await t.store.findPrincipal(hashKey(held.secret)), before, 'served from the cache');
+    assert.equal((await call(t.app, 'GET', '/v1/me', { key: used.secret })).status, 200);
+    // Read by the other connection: the operator's own reads drop the cache too.
+    assert.notEqual(other.prepare('SELECT last_used_at FROM api_keys WHERE id = ?').pluck().get(used.record.id), null, 'the use was written');
+    assert.equal(await t.store.findPrincipal(hashKey(held.secret)), before, 'still served from the cache');
   });
 
   it('sees this server’s own changes on the next request', async () => {

@@ -18,6 +18,8 @@ declare module 'fastify' {
 
 /** The last-used time of a key is written at most about once a minute (DESIGN §2). */
 const TOUCH_INTERVAL_MS = 60_000;
+/** Keys whose last write is remembered; past this, forgetting them costs one more write each. */
+const MAX_TOUCHED = 100_000;
 
 /**
  * The checks every API request passes before its input is even parsed, in
@@ -28,6 +30,13 @@ const TOUCH_INTERVAL_MS = 60_000;
  */
 export function apiGuard(deps: ServiceDeps & { limiter: Limiter }) {
   const { store, config, clock, limiter } = deps;
+  /**
+   * When this process last wrote each key's last-used time. The principal's
+   * own `lastUsedAt` is as the key was read, which the access cache may keep
+   * for long: writing it there would drop every cached principal, once a
+   * minute per active key.
+   */
+  const touched = new Map<string, number>();
 
   /** The guard of a route that needs `needed` (given once per route, not looked up per request). */
   return (needed: Scope) => async function guard(request: FastifyRequest, reply: FastifyReply): Promise<void> {
@@ -44,8 +53,11 @@ export function apiGuard(deps: ServiceDeps & { limiter: Limiter }) {
     if (plan === null) throw new PlanRequired();
 
     const now = clock();
-    if (principal.lastUsedAt === null || now - Date.parse(principal.lastUsedAt) >= TOUCH_INTERVAL_MS) {
+    const lastUsed = touched.get(principal.keyId) ?? (principal.lastUsedAt === null ? null : Date.parse(principal.lastUsedAt));
+    if (lastUsed === null || now - lastUsed >= TOUCH_INTERVAL_MS) {
       await store.touchKey(principal.keyId, toIso(now));
+      if (touched.size >= MAX_TOUCHED) touched.clear();
+      touched.set(principal.keyId, now);
     }
 
     const decision = await limiter.consume(principal.keyId, needed === WRITE_SCOPE ? 'write' : 'read');

@@ -114,8 +114,9 @@ export function workspaceQueries(db: Db, cache: AccessCache) {
     },
 
     async touchKey(keyId: string, at: string): Promise<void> {
+      // Nothing cached depends on it: the guard remembers its own writes
+      // (src/http/auth.ts), and the cached principals stay.
       touchStmt.run(at, keyId);
-      cache.invalidate();
     },
 
     async isMember(orgId: string, userId: string): Promise<boolean> {
