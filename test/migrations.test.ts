@@ -109,6 +109,8 @@ describe('migrations from the first schema: seq counting up, one-letter prefixes
       assert.equal(db.prepare("SELECT v FROM documents_fts_config WHERE k = 'pgsz'").pluck().get(), 4050);
       // FTS5's own merging off, the writes pace it (migration 6).
       assert.equal(db.prepare("SELECT v FROM documents_fts_config WHERE k = 'automerge'").pluck().get(), 0);
+      // Write-time merge steps merge a level once it holds eight segments (migration 8).
+      assert.equal(db.prepare("SELECT v FROM documents_fts_config WHERE k = 'usermerge'").pluck().get(), 8);
     } finally {
       db.close();
     }

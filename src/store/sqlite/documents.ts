@@ -335,8 +335,8 @@ interface IndexEntry {
  * search index merges. FTS5 merges nothing by itself here (migration 6):
  * left alone, each commit adds a segment, and a search reads every segment.
  * A merge step continues the merge under way, or starts one at a level that
- * has four segments or more (FTS5's default), and stops after this many
- * pages; with no such level it costs nothing. About three pages per change
+ * has eight segments or more (migration 8; FTS5's default is four), and
+ * stops after this many pages; with no such level it costs nothing. About three pages per change
  * kept the index as merged as FTS5's automatic merging did under creations
  * and edits at 100,000 documents, in steps small enough that no commit
  * waits long (bench/README.md); a single write's step is at least 32 pages,
