@@ -7,6 +7,7 @@ import Database from 'better-sqlite3';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { tidySearchIndex } from '../src/store/sqlite/index-tidying.js';
 import { openSqliteStore } from '../src/store/sqlite/store.js';
+import type { Store, Viewer } from '../src/store/store.js';
 
 /** The search index's segments: each has its own rows in the index of leaf pages. */
 function segments(file: string): number {
@@ -18,22 +19,32 @@ function segments(file: string): number {
   }
 }
 
+/** A store on a new database file in a temporary folder, with one user, removed after `body`. */
+async function withUserStore(body: (ctx: { file: string; dir: string; store: Store; viewer: Viewer; now: string }) => Promise<void>) {
+  const dir = mkdtempSync(join(tmpdir(), 'folio-merge-'));
+  const file = join(dir, 'folio.db');
+  try {
+    const store = openSqliteStore(file);
+    const now = new Date().toISOString();
+    const user = await store.createUser({ email: 'merge@example.com', name: null, plan: 'pro', now });
+    await body({ file, dir, store, viewer: { userId: user.id, orgId: null }, now });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Document i: a word of its own (`only<i>q`) and sixty of a shared vocabulary (`w<n>x`). Awaited alone, it commits alone. */
+function writeNote(store: Store, viewer: Viewer, i: number, now: string) {
+  const words = `only${i}q ` + Array.from({ length: 60 }, (_, k) => `w${(i * 61 + k * 7) % 997}x`).join(' ');
+  return store.createDocument(viewer, { title: `Note ${i}`, contentMarkdown: words, projectId: null, threadId: null }, now);
+}
+
 describe('search index merging', () => {
-  it('merges as it writes: a run of single writes leaves a few segments, not one per commit', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'folio-merge-'));
-    const file = join(dir, 'folio.db');
-    try {
-      const store = openSqliteStore(file);
-      const now = new Date().toISOString();
-      const user = await store.createUser({ email: 'merge@example.com', name: null, plan: 'pro', now });
-      const viewer = { userId: user.id, orgId: null };
+  it('merges as it writes: a run of single writes leaves a few segments, not one per commit', () =>
+    withUserStore(async ({ file, store, viewer, now }) => {
       // Each write awaited alone commits alone, and each commit writes a segment.
       const ids: string[] = [];
-      for (let i = 0; i < 900; i++) {
-        const words = `only${i}q ` + Array.from({ length: 60 }, (_, k) => `w${(i * 61 + k * 7) % 997}x`).join(' ');
-        const doc = await store.createDocument(viewer, { title: `Note ${i}`, contentMarkdown: words, projectId: null, threadId: null }, now);
-        ids.push(doc!.id);
-      }
+      for (let i = 0; i < 900; i++) ids.push((await writeNote(store, viewer, i, now))!.id);
       for (let i = 0; i < 100; i++) {
         await store.updateDocument(viewer, ids[i]!, { contentMarkdown: `edited ${i} w1x`, expectedUpdatedAt: null }, () => new Date().toISOString());
       }
@@ -56,24 +67,12 @@ describe('search index merging', () => {
       for (const i of [0, 42, 99]) assert.deepEqual(await reopened.listDocuments(viewer, { limit: 20, terms: [`only${i}q`] }), []);
       for (const i of [100, 899]) assert.deepEqual((await reopened.listDocuments(viewer, { limit: 20, terms: [`only${i}q`] })).map((d) => d.id), [ids[i]]);
       await reopened.close();
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    }));
 
-  it('merges further in the background once writes stop, leaving nothing to merge and the same results', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'folio-tidy-'));
-    const file = join(dir, 'folio.db');
-    try {
-      const store = openSqliteStore(file);
-      const now = new Date().toISOString();
-      const user = await store.createUser({ email: 'tidy@example.com', name: null, plan: 'pro', now });
-      const viewer = { userId: user.id, orgId: null };
+  it('merges further in the background once writes stop, leaving nothing to merge and the same results', () =>
+    withUserStore(async ({ file, dir, store, viewer, now }) => {
       // Single commits until the writes' own merging has left several segments.
-      for (let i = 0; i < 1000 && (i < 50 || segments(file) < 4); i++) {
-        const words = `only${i}q ` + Array.from({ length: 60 }, (_, k) => `w${(i * 61 + k * 7) % 997}x`).join(' ');
-        await store.createDocument(viewer, { title: `Note ${i}`, contentMarkdown: words, projectId: null, threadId: null }, now);
-      }
+      for (let i = 0; i < 1000 && (i < 50 || segments(file) < 4); i++) await writeNote(store, viewer, i, now);
       const terms = [['w1x'], ['only7q'], ['w5'], ['only1']];
       const before = await Promise.all(terms.map((t) => store.listDocuments(viewer, { limit: 100, terms: t })));
       await store.close();
@@ -119,8 +118,5 @@ describe('search index merging', () => {
       } finally {
         db.close();
       }
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    }));
 });
