@@ -49,6 +49,10 @@ describe('migrations from the first schema: seq counting up, one-letter prefixes
       db.prepare('INSERT INTO document_contents (seq, content) VALUES (?, ?)').run(seq, d.content);
       db.prepare('INSERT INTO documents_fts (rowid, title, content, scope) VALUES (?, ?, ?, ?)').run(seq, d.title, d.content, scopeTokens(user, d.project));
     });
+    db.prepare(
+      `INSERT INTO chats (id, workspace_id, creator_id, project_id, title, title_folded, message_count, created_at)
+       VALUES ('chat-1', ?, ?, ?, 'Plans', 'plans', 2, '2026-01-05T00:00:00.000Z')`,
+    ).run(user, user, project);
     db.close();
     store = openSqliteStore(file, { onMigrate: (from, to) => heard.push([from, to]) });
   });
@@ -67,6 +71,7 @@ describe('migrations from the first schema: seq counting up, one-letter prefixes
     assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 2, terms: ['budg'] })), [written[3]!.id, written[1]!.id]);
     assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 20, terms: ['budget'], projectId: project })), [written[3]!.id, written[1]!.id]);
     assert.equal((await store.getDocument(viewer, written[2]!.id))?.contentMarkdown, 'unrelated text');
+    assert.deepEqual((await store.listChats(viewer, { limit: 20 })).map((c) => [c.id, c.project?.name]), [['chat-1', 'Plans']]);
   });
 
   it('numbers documents upwards in the order they were written, the search index under the same numbers', () => {
@@ -120,7 +125,7 @@ describe('migrations from the first schema: seq counting up, one-letter prefixes
     assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 20, terms: ['b', 'r'] })), [written[1]!.id]);
   });
 
-  it('stores each document\'s sort time, so that a page of a list is chosen from the indexes alone (migration 7)', () => {
+  it('stores each document\'s sort time, so that a page of a list is chosen from the indexes alone (migrations 7 and 9)', () => {
     const db = new Database(file);
     try {
       // A computed column would make SQLite read the table row of every document a list considers.
@@ -137,6 +142,11 @@ describe('migrations from the first schema: seq counting up, one-letter prefixes
       assert.match(page.map((r) => r.detail).join('\n'), /COVERING INDEX documents_by_workspace/);
       // The sort time can only be the update time, or the creation time before any update.
       assert.throws(() => db.prepare('UPDATE documents SET updated_at = ? WHERE id = ?').run('2026-03-01T00:00:00.000Z', written[2]!.id), /CHECK constraint/);
+      // Chats the same (migration 9).
+      assert.equal((db.prepare('SELECT * FROM pragma_table_xinfo(?) WHERE name = ?').get('chats', 'sort_at') as { hidden: number }).hidden, 0);
+      assert.deepEqual(db.prepare('SELECT id, sort_at, message_count FROM chats').all(), [{ id: 'chat-1', sort_at: '2026-01-05T00:00:00.000Z', message_count: 2 }]);
+      assert.deepEqual(columns('chats_by_workspace'), ['workspace_id', 'sort_at', 'id', 'project_id']);
+      assert.deepEqual(columns('chats_by_project'), ['project_id', 'sort_at', 'id']);
     } finally {
       db.close();
     }

@@ -69,8 +69,8 @@ export function adminQueries(db: Db) {
        VALUES (@workspace, @creator, @title, @description, @isDefault, @now)`,
     ),
     insertChat: db.prepare(
-      `INSERT INTO chats (id, workspace_id, creator_id, project_id, title, title_folded, message_count, created_at)
-       VALUES (@id, @workspace, @creator, @project, @title, @folded, @count, @now)`,
+      `INSERT INTO chats (id, workspace_id, creator_id, project_id, title, title_folded, message_count, created_at, sort_at)
+       VALUES (@id, @workspace, @creator, @project, @title, @folded, @count, @now, @now)`,
     ),
     getChat: db.prepare('SELECT id, workspace_id FROM chats WHERE id = ?'),
   };

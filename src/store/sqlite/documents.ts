@@ -9,8 +9,9 @@ import type {
   Viewer,
 } from '../store.js';
 import type { Db } from './database.js';
-import { ftsMatch, outsideProjectsToken, projectToken, scopeTokens, withinScope, workspaceToken } from './search.js';
-import { contentVisible, documentBranches, projectVisible, sharedProjectIds, type ScopeKind } from './visibility.js';
+import { ftsMatch, projectToken, scopeTokens, withinScope } from './search.js';
+import { contentVisible, listBranches, projectVisible, type ScopeKind } from './visibility.js';
+import { kindOf, viewerParams as params, viewerScopes } from './viewer-scope.js';
 import { newUuid } from '../../domain/ids.js';
 import { groupCommit } from './group-commit.js';
 import type { AccessCache } from './access-cache.js';
@@ -34,8 +35,6 @@ type WalkedTuple = [...SummaryTuple, sortAt: string, highWaterAt: string];
 const SORT_AT = 5;
 const HIGH_WATER_AT = 6;
 
-const kindOf = (v: Viewer): ScopeKind => (v.orgId === null ? 'personal' : 'org');
-const params = (v: Viewer) => ({ uid: v.userId, oid: v.orgId });
 
 function toSummary(r: SummaryDbRow): DocumentSummaryRow {
   return { id: r.id, title: r.title, createdAt: r.created_at, updatedAt: r.updated_at, threadId: r.thread_id };
@@ -80,7 +79,7 @@ export function documentQueries(db: Db, cache: AccessCache) {
     let stmt = listCache.get(key);
     if (!stmt) {
       const extra = project ? ['d.project_id = @pid'] : [];
-      const branches = documentBranches[kind]('d', shared).map(
+      const branches = listBranches[kind]('d', shared).map(
         (cond) => `SELECT * FROM (SELECT d.seq, d.sort_at, d.id FROM documents d WHERE ${[cond, ...extra].join(' AND ')}
           ORDER BY d.sort_at DESC, d.id DESC ${PAGE_LIMIT})`,
       );
@@ -113,10 +112,7 @@ export function documentQueries(db: Db, cache: AccessCache) {
     }
     return stmt;
   }
-  const sharedProjects = {
-    personal: db.prepare(sharedProjectIds.personal).pluck(),
-    org: db.prepare(sharedProjectIds.org).pluck(),
-  };
+  const scopeOf = viewerScopes(db, cache);
 
   const getStmt = {
     personal: db.prepare(docSelect(contentVisible.personal('d'))),
@@ -215,25 +211,6 @@ export function documentQueries(db: Db, cache: AccessCache) {
       };
     },
   );
-
-  /**
-   * What a viewer may see in its scope beyond its workspace's own content
-   * (sharedProjectIds), or null for an organization the caller is not a
-   * member of: the projects' ids, as the JSON array lists bind, and the
-   * scope tokens of everything visible, which searches match. Kept in the
-   * access cache: projects, shares and memberships are written only by
-   * operator commands, which drop it. (Lists check membership again in SQL,
-   * searches every row found.)
-   */
-  function scopeOf(viewer: Viewer): { projects: string; shared: boolean; tokens: string[] } | null {
-    return cache.get(`scope:${viewer.userId}:${viewer.orgId ?? ''}`, () => {
-      const p = params(viewer);
-      if (viewer.orgId !== null && !memberStmt.get(p)) return null;
-      const ids = sharedProjects[kindOf(viewer)].all(p) as string[];
-      const own = viewer.orgId === null ? workspaceToken(viewer.userId) : outsideProjectsToken(viewer.orgId);
-      return { projects: JSON.stringify(ids), shared: ids.length > 0, tokens: [own, ...ids.map(projectToken)] };
-    });
-  }
 
   /**
    * Search: matches come from the index by seq descending (newest writes first),

@@ -251,4 +251,28 @@ export const migrations: readonly string[] = [
   `
   INSERT INTO documents_fts (documents_fts, rank) VALUES ('usermerge', 8);
   `,
+  // Chats get what documents got in migration 7: a stored sort time, so that
+  // a page of a list is chosen from the indexes alone and only its rows are
+  // read from the table (workspace.ts).
+  `
+  CREATE TABLE chats_new (
+    id             TEXT PRIMARY KEY,
+    workspace_id   TEXT NOT NULL,
+    creator_id     TEXT NOT NULL REFERENCES users(id),
+    project_id     TEXT REFERENCES projects(id),
+    title          TEXT,
+    title_folded   TEXT,
+    message_count  INTEGER NOT NULL DEFAULT 0,
+    created_at     TEXT NOT NULL,
+    updated_at     TEXT,
+    sort_at        TEXT NOT NULL CHECK (sort_at = coalesce(updated_at, created_at))
+  );
+  INSERT INTO chats_new (id, workspace_id, creator_id, project_id, title, title_folded, message_count, created_at, updated_at, sort_at)
+    SELECT id, workspace_id, creator_id, project_id, title, title_folded, message_count, created_at, updated_at, sort_at
+    FROM chats;
+  DROP TABLE chats;
+  ALTER TABLE chats_new RENAME TO chats;
+  CREATE INDEX chats_by_workspace ON chats (workspace_id, sort_at DESC, id DESC, project_id);
+  CREATE INDEX chats_by_project ON chats (project_id, sort_at DESC, id DESC);
+  `,
 ];

@@ -22,28 +22,14 @@ export const projectVisible = {
 
 /**
  * Content in projects (documents, chats), as disjoint branches: a list query
- * runs each branch with its own index and merges them.
+ * runs each branch with its own index and merges them. The projects a viewer
+ * sees beyond its workspace's own content are bound as @projects, the JSON
+ * array of the ids sharedProjectIds returns for the viewer (viewer-scope.ts
+ * keeps it in the access cache): SQLite would otherwise build the IN list
+ * anew for every page, about half of a page's cost. A personal scope with no
+ * shared projects is one branch.
  */
-export const contentBranches = {
-  personal: (t: string): string[] => [
-    `${t}.workspace_id = @uid`,
-    `${t}.project_id IN (${SHARED_PERSONAL_PROJECT_IDS})`,
-  ],
-  org: (t: string): string[] => [
-    `${t}.workspace_id = @oid AND ${MEMBER} AND (${t}.project_id IS NULL OR ${t}.project_id IN
-      (SELECT op.id FROM projects op WHERE op.workspace_id = @oid AND ${ORG_PROJECT('op')}))`,
-  ],
-};
-
-/**
- * The documents' form of contentBranches, for a viewer whose projects beyond
- * its workspace's own content are already known: @projects is the JSON array
- * of the ids sharedProjectIds returns for the viewer (documents.ts keeps it in
- * the access cache). SQLite would otherwise build the IN list anew for every
- * list, about half of a page's cost; a personal scope with no shared projects
- * is one branch.
- */
-export const documentBranches = {
+export const listBranches = {
   personal: (t: string, shared: boolean): string[] => [
     `${t}.workspace_id = @uid`,
     ...(shared ? [`${t}.project_id IN (SELECT value FROM json_each(@projects))`] : []),
@@ -56,7 +42,7 @@ export const documentBranches = {
 };
 
 /**
- * The same rule as contentBranches, checked row by row: correlated EXISTS
+ * The same rule as listBranches, checked row by row: correlated EXISTS
  * look-ups instead of IN lists, which SQLite would build in full (every
  * shared or visible project of the scope) for each statement, even one that
  * reads a single document. The model test (test/visibility.test.ts) holds

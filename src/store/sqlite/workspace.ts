@@ -8,11 +8,10 @@ import type {
 } from '../store.js';
 import type { AccessCache } from './access-cache.js';
 import type { Db } from './database.js';
-import { contentBranches, projectVisible, templateVisible, type ScopeKind } from './visibility.js';
+import { listBranches, projectVisible, templateVisible, type ScopeKind } from './visibility.js';
+import { kindOf, viewerParams as params, viewerScopes } from './viewer-scope.js';
 import { PAGE_LIMIT } from './page-limit.js';
 
-const kindOf = (v: Viewer): ScopeKind => (v.orgId === null ? 'personal' : 'org');
-const params = (v: Viewer) => ({ uid: v.userId, oid: v.orgId });
 
 /** Keys, organizations, projects, templates and chats, as the API reads them. */
 export function workspaceQueries(db: Db, cache: AccessCache) {
@@ -53,24 +52,29 @@ export function workspaceQueries(db: Db, cache: AccessCache) {
      ORDER BY t.workspace_id IS NULL DESC, t.created_at DESC, t.id DESC ${PAGE_LIMIT}`,
   );
 
+  const scopeOf = viewerScopes(db, cache);
   const chatCache = new Map<string, ReturnType<Db['prepare']>>();
-  function chatStatement(kind: ScopeKind, title: boolean, project: boolean) {
-    const key = `${kind}:${title}:${project}`;
+  // As documents' lists (documents.ts): each branch chooses its part of the
+  // page from an index, and only the page's rows are read from the table.
+  function chatStatement(kind: ScopeKind, title: boolean, project: boolean, shared: boolean) {
+    const key = `${kind}:${title}:${project}:${shared}`;
     let stmt = chatCache.get(key);
     if (!stmt) {
       const extra = [
         project ? 'c.project_id = @pid' : null,
         title ? 'instr(c.title_folded, @title) > 0' : null,
       ].filter(Boolean);
-      const branches = contentBranches[kind]('c').map(
-        (cond) => `SELECT * FROM (SELECT c.id, c.title, c.created_at, c.updated_at, c.message_count,
-             c.project_id, c.sort_at FROM chats c WHERE ${[cond, ...extra].join(' AND ')}
+      const branches = listBranches[kind]('c', shared).map(
+        (cond) => `SELECT * FROM (SELECT c.rowid AS rid, c.sort_at, c.id FROM chats c WHERE ${[cond, ...extra].join(' AND ')}
            ORDER BY c.sort_at DESC, c.id DESC ${PAGE_LIMIT})`,
       );
       stmt = db.prepare(
-        `SELECT u.*, p.name AS project_name FROM (${branches.join(' UNION ALL ')}) u
-         LEFT JOIN projects p ON p.id = u.project_id
-         ORDER BY u.sort_at DESC, u.id DESC ${PAGE_LIMIT}`,
+        `SELECT c.id, c.title, c.created_at, c.updated_at, c.message_count, c.project_id, p.name AS project_name
+         FROM (SELECT rid, sort_at, id FROM (${branches.join(' UNION ALL ')})
+               ORDER BY sort_at DESC, id DESC ${PAGE_LIMIT}) AS page
+         JOIN chats c ON c.rowid = page.rid
+         LEFT JOIN projects p ON p.id = c.project_id
+         ORDER BY page.sort_at DESC, page.id DESC`,
       );
       chatCache.set(key, stmt);
     }
@@ -162,9 +166,12 @@ export function workspaceQueries(db: Db, cache: AccessCache) {
     },
 
     async listChats(viewer: Viewer, query: ListChatsQuery): Promise<ChatRow[]> {
-      const stmt = chatStatement(kindOf(viewer), query.titleContains !== undefined, query.projectId !== undefined);
+      const scope = scopeOf(viewer);
+      if (scope === null) return [];
+      const stmt = chatStatement(kindOf(viewer), query.titleContains !== undefined, query.projectId !== undefined, scope.shared);
       const rows = stmt.all({
         ...params(viewer),
+        projects: scope.projects,
         pid: query.projectId ?? null,
         title: query.titleContains ?? null,
         limit: query.limit,
