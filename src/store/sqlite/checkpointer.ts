@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type { Db } from './database.js';
-import { DEFAULT_USERMERGE, TIDYING, TIDYING_SQL } from './index-tidying.js';
+import { TIDYING, TIDYING_SQL } from './index-tidying.js';
 
 const stopped = (why: string) =>
   `Folio: background checkpoints and index merging stopped (${why}); the server checkpoints the log itself and merges the index only as it writes.`;
@@ -42,7 +42,7 @@ if (tidying) {
   const totalChanges = db.prepare(sql.totalChanges).pluck();
   // The same step as tidySearchIndex in index-tidying.ts.
   tidy = db.transaction(() => {
-    const previous = BigInt(usermerge.get() ?? workerData.defaultUsermerge);
+    const previous = BigInt(usermerge.get());
     setUsermerge.run(2n);
     const before = totalChanges.get();
     merge.run(BigInt(tidying.pages));
@@ -101,7 +101,7 @@ export function startCheckpointer(db: Db, file: string, options: BackgroundOptio
   const { intervalMs = 100, tidying = TIDYING } = options;
   db.pragma(`wal_autocheckpoint = ${SERVING_AUTOCHECKPOINT_PAGES}`);
   const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-  const workerData = { file, intervalMs, driver, tidying, sql: TIDYING_SQL, defaultUsermerge: DEFAULT_USERMERGE };
+  const workerData = { file, intervalMs, driver, tidying, sql: TIDYING_SQL };
   const worker = new Worker(THREAD, { eval: true, workerData });
   worker.unref();
   let exited = false;

@@ -15,7 +15,7 @@ import { kindOf, viewerParams as params, viewerScopes } from './viewer-scope.js'
 import { newUuid } from '../../domain/ids.js';
 import { groupCommit } from './group-commit.js';
 import type { AccessCache } from './access-cache.js';
-import { PAGE_LIMIT } from './page-limit.js';
+import { listPageSql } from './page-limit.js';
 
 interface SummaryDbRow {
   id: string;
@@ -34,7 +34,6 @@ type SummaryTuple = [id: string, title: string, createdAt: string, updatedAt: st
 type WalkedTuple = [...SummaryTuple, sortAt: string, highWaterAt: string];
 const SORT_AT = 5;
 const HIGH_WATER_AT = 6;
-
 
 function toSummary(r: SummaryDbRow): DocumentSummaryRow {
   return { id: r.id, title: r.title, createdAt: r.created_at, updatedAt: r.updated_at, threadId: r.thread_id };
@@ -79,16 +78,9 @@ export function documentQueries(db: Db, cache: AccessCache) {
     let stmt = listCache.get(key);
     if (!stmt) {
       const extra = project ? ['d.project_id = @pid'] : [];
-      const branches = listBranches[kind]('d', shared).map(
-        (cond) => `SELECT * FROM (SELECT d.seq, d.sort_at, d.id FROM documents d WHERE ${[cond, ...extra].join(' AND ')}
-          ORDER BY d.sort_at DESC, d.id DESC ${PAGE_LIMIT})`,
-      );
+      const branches = listBranches[kind]('d', shared).map((cond) => [cond, ...extra].join(' AND '));
       stmt = db.prepare(
-        `SELECT d.id, d.title, d.created_at, d.updated_at, d.thread_id
-         FROM (SELECT seq, sort_at, id FROM (${branches.join(' UNION ALL ')})
-               ORDER BY sort_at DESC, id DESC ${PAGE_LIMIT}) AS page
-         JOIN documents d ON d.seq = page.seq
-         ORDER BY page.sort_at DESC, page.id DESC`,
+        listPageSql({ table: 'documents', t: 'd', key: 'seq', branches, select: 'd.id, d.title, d.created_at, d.updated_at, d.thread_id' }),
       ).raw();
       listCache.set(key, stmt);
     }
@@ -313,10 +305,11 @@ interface IndexEntry {
  * left alone, each commit adds a segment, and a search reads every segment.
  * A merge step continues the merge under way, or starts one at a level that
  * has eight segments or more (migration 8; FTS5's default is four), and
- * stops after this many pages; with no such level it costs nothing. About three pages per change
- * kept the index as merged as FTS5's automatic merging did under creations
- * and edits at 100,000 documents, in steps small enough that no commit
- * waits long (bench/README.md); a single write's step is at least 32 pages,
+ * stops after this many pages; with no such level it costs nothing. About
+ * three pages per change kept the index as merged as FTS5's automatic
+ * merging did under creations and edits at 100,000 documents, in steps
+ * small enough that no commit waits long (bench/README.md); a single
+ * write's step is at least 32 pages,
  * so that a trickle of writes still merges.
  */
 function mergePages(changes: number): number {

@@ -39,9 +39,6 @@ export const TIDYING_SQL = {
   totalChanges: 'SELECT total_changes()',
 } as const;
 
-/** FTS5's default `usermerge`, when the table's configuration does not set one. */
-export const DEFAULT_USERMERGE = 4;
-
 /**
  * Merges the whole index down to one segment a level, step by step, on this
  * connection (the bulk loader, after loading: the data set is then as a
@@ -54,7 +51,8 @@ export function tidySearchIndex(db: Db, pages: number = TIDYING.pages): number {
   const totalChanges = db.prepare(TIDYING_SQL.totalChanges).pluck();
   // FTS5's rank of a command is read as an integer only: a JS number binds as a REAL.
   const step = db.transaction((): boolean => {
-    const previous = BigInt((usermerge.get() as number | undefined) ?? DEFAULT_USERMERGE);
+    // The writes' own threshold, set by migration 8.
+    const previous = BigInt(usermerge.get() as number);
     setUsermerge.run(2n);
     const before = totalChanges.get() as number;
     merge.run(BigInt(pages));

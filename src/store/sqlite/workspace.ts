@@ -10,8 +10,7 @@ import type { AccessCache } from './access-cache.js';
 import type { Db } from './database.js';
 import { listBranches, projectVisible, templateVisible, type ScopeKind } from './visibility.js';
 import { kindOf, viewerParams as params, viewerScopes } from './viewer-scope.js';
-import { PAGE_LIMIT } from './page-limit.js';
-
+import { listPageSql, PAGE_LIMIT } from './page-limit.js';
 
 /** Keys, organizations, projects, templates and chats, as the API reads them. */
 export function workspaceQueries(db: Db, cache: AccessCache) {
@@ -54,8 +53,6 @@ export function workspaceQueries(db: Db, cache: AccessCache) {
 
   const scopeOf = viewerScopes(db, cache);
   const chatCache = new Map<string, ReturnType<Db['prepare']>>();
-  // As documents' lists (documents.ts): each branch chooses its part of the
-  // page from an index, and only the page's rows are read from the table.
   function chatStatement(kind: ScopeKind, title: boolean, project: boolean, shared: boolean) {
     const key = `${kind}:${title}:${project}:${shared}`;
     let stmt = chatCache.get(key);
@@ -64,17 +61,16 @@ export function workspaceQueries(db: Db, cache: AccessCache) {
         project ? 'c.project_id = @pid' : null,
         title ? 'instr(c.title_folded, @title) > 0' : null,
       ].filter(Boolean);
-      const branches = listBranches[kind]('c', shared).map(
-        (cond) => `SELECT * FROM (SELECT c.rowid AS rid, c.sort_at, c.id FROM chats c WHERE ${[cond, ...extra].join(' AND ')}
-           ORDER BY c.sort_at DESC, c.id DESC ${PAGE_LIMIT})`,
-      );
+      const branches = listBranches[kind]('c', shared).map((cond) => [cond, ...extra].join(' AND '));
       stmt = db.prepare(
-        `SELECT c.id, c.title, c.created_at, c.updated_at, c.message_count, c.project_id, p.name AS project_name
-         FROM (SELECT rid, sort_at, id FROM (${branches.join(' UNION ALL ')})
-               ORDER BY sort_at DESC, id DESC ${PAGE_LIMIT}) AS page
-         JOIN chats c ON c.rowid = page.rid
-         LEFT JOIN projects p ON p.id = c.project_id
-         ORDER BY page.sort_at DESC, page.id DESC`,
+        listPageSql({
+          table: 'chats',
+          t: 'c',
+          key: 'rowid',
+          branches,
+          select: 'c.id, c.title, c.created_at, c.updated_at, c.message_count, c.project_id, p.name AS project_name',
+          join: 'LEFT JOIN projects p ON p.id = c.project_id',
+        }),
       );
       chatCache.set(key, stmt);
     }
