@@ -3,8 +3,13 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { call, setup, type TestContext } from './helpers.js';
 import Database from 'better-sqlite3';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { searchTerms } from '../src/domain/search.js';
 import { SEARCH_TOKENIZER } from '../src/store/sqlite/migrations.js';
+import { ftsMatch, wholeWords } from '../src/store/sqlite/search.js';
+import { migrate } from '../src/store/sqlite/database.js';
 
 describe('document search', () => {
   let t: TestContext;
@@ -141,5 +146,116 @@ describe('document search', () => {
     db.close();
     assert.ok(checked > 100_000, `checked ${checked} characters`);
     assert.deepEqual(split, []);
+  });
+});
+
+describe('search terms no indexed word extends', () => {
+  it('are found from the index vocabulary, in the scope column too, ASCII letters and digits only', () => {
+    const db = new Database(':memory:');
+    migrate(db);
+    const insert = db.prepare('INSERT INTO documents_fts (rowid, title, content, scope) VALUES (?, ?, ?, ?)');
+    insert.run(1, 'Plan', 'planning the plant', 'w61');
+    insert.run(2, 'Zebra', 'b café x100 x1000 w61aa', 'w61aa');
+    const whole = wholeWords(db);
+    const terms = ['plan', 'planning', 'plant', 'zebra', 'zebr', 'zzzz', 'aaaa', 'x100', 'x1000', 'w61a', 'w61aa', 'cafe', 'café', 'b', 'zzz'];
+    // Terms of three characters or fewer stay prefixes: the index keeps their prefixes.
+    assert.deepEqual([...whole.of(terms)].sort(), ['aaaa', 'cafe', 'planning', 'plant', 'w61aa', 'x1000', 'zebra', 'zzzz']);
+    assert.equal(ftsMatch(['plan', 'zebra', 'café'], whole.of(['plan', 'zebra', 'café'])), '{title content} : ("plan"* "zebra" "café"*)');
+
+    // The vocabulary follows the index: a new word extending a term makes it a prefix again.
+    insert.run(3, 'Zebras', '', 'w61');
+    whole.changed();
+    assert.deepEqual([...whole.of(['zebra', 'zebras'])], ['zebras']);
+    db.exec("INSERT INTO documents_fts (documents_fts, rowid, title, content, scope) VALUES ('delete', 1, 'Plan', 'planning the plant', 'w61')");
+    whole.changed();
+    assert.ok(whole.of(['plan']).has('plan'), 'the words of a removed document no longer extend a term');
+    db.close();
+  });
+
+  it('are asked again once the index has changed, through this connection or another', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'folio-words-'));
+    const db = new Database(join(dir, 'folio.db'));
+    const other = new Database(join(dir, 'folio.db'));
+    try {
+      migrate(db);
+      const insert = (on: Database.Database, rowid: number, content: string) =>
+        on.prepare("INSERT INTO documents_fts (rowid, title, content, scope) VALUES (?, 'T', ?, 'w61')").run(rowid, content);
+      insert(db, 1, 'zebra');
+      const whole = wholeWords(db);
+      assert.deepEqual([...whole.of(['zebra'])], ['zebra']);
+      insert(db, 2, 'zebras');
+      assert.deepEqual([...whole.of(['zebra'])], ['zebra'], 'kept until told: the connection wrote without saying so');
+      whole.changed();
+      assert.deepEqual([...whole.of(['zebra'])], [], 'told of its own write');
+      assert.deepEqual([...whole.of(['zebras'])], ['zebras']);
+      insert(other, 3, 'zebrasses');
+      assert.deepEqual([...whole.of(['zebras'])], [], "another connection's commit");
+    } finally {
+      db.close();
+      other.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  describe('over HTTP', () => {
+    let t: TestContext;
+    let key: string;
+    let user: string;
+    const corpus = new Map<string, string>();
+    // Short words over three letters, so that most words extend others.
+    const word = fc.stringMatching(/^[abc]{1,6}$/);
+    before(async () => {
+      t = await setup({ env: { READ_LIMIT_PER_MIN: '1000000' } });
+      user = (await t.make.user()).id;
+      key = (await t.make.key(user)).secret;
+      const texts = fc.sample(fc.array(word, { minLength: 1, maxLength: 6 }), { numRuns: 40, seed: 5 });
+      for (const [i, words] of texts.entries()) {
+        const doc = await t.make.document(user, { title: `T${i}`, content: words.join(' ') });
+        corpus.set(doc.id, `T${i} ${words.join(' ')}`);
+        t.clock.advance(1000);
+      }
+      // Edits leave removed words behind in older index segments.
+      for (const [i, id] of [...corpus.keys()].entries()) {
+        if (i % 3 !== 0) continue;
+        const words = fc.sample(fc.array(word, { minLength: 1, maxLength: 3 }), { numRuns: 1, seed: i })[0]!;
+        const now = new Date(t.clock()).toISOString();
+        const change = { contentMarkdown: words.join(' '), expectedUpdatedAt: null };
+        const outcome = await t.store.updateDocument({ userId: user, orgId: null }, id, change, () => now);
+        assert.equal(outcome.status, 'updated');
+        corpus.set(id, `T${i} ${words.join(' ')}`);
+        t.clock.advance(1000);
+      }
+    });
+    after(() => t.close());
+
+    it('find a word written after an earlier search found none extending it', async () => {
+      const ids = async (q: string) =>
+        (await call(t.app, 'GET', `/v1/documents?q=${q}&limit=100`, { key })).body.documents.map((d: any) => d.id).sort();
+      const first = await t.make.document(user, { title: 'Quokka', content: 'quokkas' });
+      assert.deepEqual(await ids('quokkasq'), []);
+      assert.deepEqual(await ids('quokkas'), [first.id]);
+      const second = await t.make.document(user, { title: 'More', content: 'quokkasque' });
+      assert.deepEqual(await ids('quokkas'), [first.id, second.id].sort());
+      assert.deepEqual(await ids('quokkasq'), [second.id]);
+      corpus.set(first.id, 'Quokka quokkas');
+      corpus.set(second.id, 'More quokkasque');
+    });
+
+    it('match every document with a word starting with each term, as prefix terms do', async () => {
+      const indexed = new Map([...corpus].map(([id, text]) => [id, searchTerms(text)]));
+      await fc.assert(
+        fc.asyncProperty(fc.array(word, { minLength: 1, maxLength: 3 }), async (terms) => {
+          const q = terms.join(' ');
+          const res = await call(t.app, 'GET', `/v1/documents?q=${encodeURIComponent(q)}&limit=100`, { key });
+          assert.equal(res.status, 200);
+          const found = new Set(res.body.documents.map((d: any) => d.id));
+          const expected = new Set(
+            [...indexed].filter(([, words]) => terms.every((term) => words.some((w) => w.startsWith(term)))).map(([id]) => id),
+          );
+          assert.deepEqual(found, expected, `q=${q}`);
+        }),
+        { numRuns: 200 },
+      );
+    });
   });
 });

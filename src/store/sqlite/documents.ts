@@ -9,7 +9,7 @@ import type {
   Viewer,
 } from '../store.js';
 import type { Db } from './database.js';
-import { ftsMatch, projectToken, scopeTokens, withinScope } from './search.js';
+import { ftsMatch, projectToken, scopeTokens, wholeWords, withinScope } from './search.js';
 import { contentVisible, listBranches, projectVisible, type ScopeKind } from './visibility.js';
 import { kindOf, viewerParams as params, viewerScopes } from './viewer-scope.js';
 import { newUuid } from '../../domain/ids.js';
@@ -57,7 +57,13 @@ const MAX_SCOPE_TOKENS = 64;
 /** Documents: list and search, read, create, and atomic compare-and-replace. */
 export function documentQueries(db: Db, cache: AccessCache) {
   const index = searchIndexWriter(db);
-  const writes = groupCommit(db, { beforeCommit: index.apply });
+  const whole = wholeWords(db);
+  const writes = groupCommit(db, {
+    beforeCommit: () => {
+      index.apply();
+      whole.changed();
+    },
+  });
   /** A document write in the next group transaction; if it throws, its search index changes are dropped with it. */
   function write<T>(fn: () => T): Promise<T> {
     return writes.write(() => {
@@ -211,31 +217,39 @@ export function documentQueries(db: Db, cache: AccessCache) {
    * can be among the first `limit`: once `limit` rows are in, it stops at a
    * row whose high-water time is older than the limit-th newest sort time
    * seen. Ties and a clock that went back are then put right by sorting
-   * exactly as DESIGN §3 says.
+   * exactly as DESIGN §3 says. It runs in one read transaction, so that the
+   * index's vocabulary that wholeWords reads is the index searched.
    */
-  function search(viewer: Viewer, terms: string[], projectId: string | undefined, limit: number): WalkedTuple[] {
-    const kind = kindOf(viewer);
-    const p = params(viewer);
-    const tokens = projectId !== undefined ? [projectToken(projectId)] : (scopeOf(viewer)?.tokens ?? null);
-    if (tokens === null) return [];
-    const match = tokens.length <= MAX_SCOPE_TOKENS ? withinScope(ftsMatch(terms), tokens) : ftsMatch(terms);
-    const rows: WalkedTuple[] = [];
-    // The `limit` newest sort times seen, newest first.
-    const newest: string[] = [];
-    const walk = searchStatement(kind, projectId !== undefined).iterate({ ...p, pid: projectId ?? null, match }) as Iterable<WalkedTuple>;
-    for (const r of walk) {
-      rows.push(r);
-      const sortAt = r[SORT_AT];
-      if (newest.length < limit || sortAt > newest[limit - 1]!) {
-        let i = Math.min(newest.length, limit - 1);
-        while (i > 0 && newest[i - 1]! < sortAt) i--;
-        newest.splice(i, 0, sortAt);
-        if (newest.length > limit) newest.pop();
+  const search = db.transaction(
+    (viewer: Viewer, terms: string[], projectId: string | undefined, limit: number): WalkedTuple[] => {
+      const kind = kindOf(viewer);
+      const p = params(viewer);
+      const tokens = projectId !== undefined ? [projectToken(projectId)] : (scopeOf(viewer)?.tokens ?? null);
+      if (tokens === null) return [];
+      const fts = ftsMatch(terms, whole.of(terms));
+      const match = tokens.length <= MAX_SCOPE_TOKENS ? withinScope(fts, tokens) : fts;
+      const rows: WalkedTuple[] = [];
+      // The `limit` newest sort times seen, newest first.
+      const newest: string[] = [];
+      const matches = searchStatement(kind, projectId !== undefined).iterate({
+        ...p,
+        pid: projectId ?? null,
+        match,
+      }) as Iterable<WalkedTuple>;
+      for (const r of matches) {
+        rows.push(r);
+        const sortAt = r[SORT_AT];
+        if (newest.length < limit || sortAt > newest[limit - 1]!) {
+          let i = Math.min(newest.length, limit - 1);
+          while (i > 0 && newest[i - 1]! < sortAt) i--;
+          newest.splice(i, 0, sortAt);
+          if (newest.length > limit) newest.pop();
+        }
+        if (newest.length === limit && r[HIGH_WATER_AT] < newest[limit - 1]!) break;
       }
-      if (newest.length === limit && r[HIGH_WATER_AT] < newest[limit - 1]!) break;
-    }
-    return rows.sort(newestFirst).slice(0, limit);
-  }
+      return rows.sort(newestFirst).slice(0, limit);
+    },
+  );
 
   return {
     async listDocuments(viewer: Viewer, query: ListDocumentsQuery): Promise<DocumentSummaryRow[]> {
