@@ -61,6 +61,27 @@ describe('group commit of document writes', () => {
     assert.deepEqual([seenByOther('b1'), seenByOther('b2'), seenByOther('b3')], [true, false, true]);
   });
 
+  it('undoes a large write alone, its undo journal kept in memory', async () => {
+    assert.equal(db.pragma('temp_store', { simple: true }), 2, 'savepoint journals in memory (database.ts)');
+    assert.equal(db.pragma('synchronous', { simple: true }), 2, 'every commit synced');
+    const writes = groupCommit(db);
+    const big = (tag: string, n: number) => () => {
+      for (let i = 0; i < n; i++) insert(`${tag}-${i}-${'x'.repeat(1000)}`)();
+    };
+    // About 2 MB of pages changed before the failure: far past the 64 KiB at which SQLite would spill the journal to a file.
+    const results = await Promise.allSettled([
+      writes.write(big('d1', 500)),
+      writes.write(() => {
+        big('d2', 2000)();
+        insert(`d1-0-${'x'.repeat(1000)}`)();
+      }),
+      writes.write(big('d3', 500)),
+    ]);
+    assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled']);
+    const count = (tag: string) => other.prepare('SELECT count(*) FROM notes WHERE text LIKE ?').pluck().get(`${tag}-%`);
+    assert.deepEqual([count('d1'), count('d2'), count('d3')], [500, 0, 500]);
+  });
+
   it('rejects every write of a batch whose transaction cannot be opened, and writes none of them', async () => {
     const writes = groupCommit(db);
     const blocker = new Database(join(dir, 'folio.db'));
