@@ -1,3 +1,4 @@
+import { accessCache } from './access-cache.js';
 import type { Db } from './database.js';
 
 /**
@@ -11,7 +12,7 @@ import type { Db } from './database.js';
  * phrase. searchTerms (src/domain/search.ts) splits queries by the same
  * character classes, and test/search.test.ts checks every character.
  */
-export function ftsMatch(terms: readonly string[], whole: ReadonlySet<string> = new Set()): string {
+export function ftsMatch(terms: readonly string[], whole: ReadonlySet<string>): string {
   return `{title content} : (${terms.map((t) => `"${t.replaceAll('"', '""')}"${whole.has(t) ? '' : '*'}`).join(' ')})`;
 }
 
@@ -39,41 +40,25 @@ const PLAIN = /^[a-z0-9]{4,}$/;
  *
  * Asking costs about 6 µs a term (FTS5 prepares a statement for each
  * vocabulary cursor), about what the word saves for a rare term, so answers
- * are kept while the index is unchanged: until another connection commits
- * (`PRAGMA data_version`, 1.7 µs) or this one calls `changed()` on writing
- * to the index.
+ * are kept while the index is unchanged, in a cache of their own made as the
+ * access cache is: until another connection commits (`PRAGMA data_version`,
+ * 1.7 µs) or this one calls `changed()` on writing to the index.
  */
 export function wholeWords(db: Db, maxEntries = 10_000) {
   db.exec('CREATE VIRTUAL TABLE IF NOT EXISTS temp.documents_fts_words USING fts5vocab(main, documents_fts, instance)');
   const next = db.prepare('SELECT term FROM temp.documents_fts_words WHERE term >= ? LIMIT 1').pluck();
-  const dataVersion = db.prepare('PRAGMA data_version').pluck();
-  let seen = dataVersion.get();
-  let known = new Map<string, boolean>();
-  const isWhole = (term: string) => {
-    if (!PLAIN.test(term)) return false;
-    let whole = known.get(term);
-    if (whole === undefined) {
+  const known = accessCache(db, maxEntries);
+  const isWhole = (term: string) =>
+    PLAIN.test(term) &&
+    known.get(term, () => {
       const word = next.get(`${term}\u0001`) as string | undefined;
-      whole = word === undefined || !word.startsWith(term);
-      if (known.size >= maxEntries) known = new Map();
-      known.set(term, whole);
-    }
-    return whole;
-  };
+      return word === undefined || !word.startsWith(term);
+    });
   return {
     /** The terms no indexed word extends. */
-    of(terms: readonly string[]): Set<string> {
-      const version = dataVersion.get();
-      if (version !== seen) {
-        seen = version;
-        known = new Map();
-      }
-      return new Set(terms.filter(isWhole));
-    },
+    of: (terms: readonly string[]): Set<string> => new Set(terms.filter(isWhole)),
     /** This connection wrote to the index: forget every answer. */
-    changed(): void {
-      known = new Map();
-    },
+    changed: () => known.invalidate(),
   };
 }
 
