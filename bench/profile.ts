@@ -3,6 +3,7 @@
  * time went, by function (self time) and by package or Folio file.
  *
  *   tsx bench/profile.ts bench/results/<run>/profiles/<scenario>.cpuprofile [--top 30]
+ *   tsx bench/profile.ts <profile> --lines apply      (one function's self time by line)
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -11,6 +12,8 @@ interface Node {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number };
   children?: number[];
+  /** Self samples by line (1-based) of the function's file. */
+  positionTicks?: { line: number; ticks: number }[];
 }
 
 interface Profile {
@@ -72,9 +75,53 @@ export function summarize(profile: Profile, top = 30): string {
   return `busy ${(total / 1e6).toFixed(1)} s sampled (idle ${(idle / 1e6).toFixed(1)} s left out)\n\nby area (self time):\n${list(areas, 20)}\n\nby function (self time):\n${list(fn, top)}\n\nFolio, Fastify and pino functions (inclusive time):\n${list(inclusive, top)}\n`;
 }
 
+/**
+ * The self time of the functions named `name`, by line of their (compiled)
+ * file. A call into native code, such as a better-sqlite3 statement's `run`,
+ * counts as the self time of the line that made it: this tells which
+ * statement of a function the time went to.
+ */
+export function byLine(profile: Profile, name: string): string {
+  const lines = new Map<string, { ticks: number; text: string }>();
+  const sources = new Map<string, string[]>();
+  const sourceOf = (url: string) => {
+    if (!sources.has(url)) {
+      let text: string[] = [];
+      try {
+        text = readFileSync(new URL(url), 'utf8').split('\n');
+      } catch {
+        // not a file (node: internals), or gone
+      }
+      sources.set(url, text);
+    }
+    return sources.get(url)!;
+  };
+  for (const n of profile.nodes) {
+    if (n.callFrame.functionName !== name) continue;
+    const { url } = n.callFrame;
+    for (const { line, ticks } of n.positionTicks ?? []) {
+      const key = `${url.replace(/^.*\/(node_modules|src|bench)\//, '$1/')}:${line}`;
+      const entry = lines.get(key) ?? { ticks: 0, text: (sourceOf(url)[line - 1] ?? '').trim().slice(0, 100) };
+      entry.ticks += ticks;
+      lines.set(key, entry);
+    }
+  }
+  const total = [...lines.values()].reduce((a, e) => a + e.ticks, 0);
+  if (total === 0) return `no samples of a function named "${name}"\n`;
+  return `self time of ${name} by line (${total} samples):\n${[...lines.entries()]
+    .sort((a, b) => b[1].ticks - a[1].ticks)
+    .map(([k, e]) => `${((100 * e.ticks) / total).toFixed(1).padStart(5)} %  ${k}  ${e.text}`)
+    .join('\n')}\n`;
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values, positionals } = parseArgs({ allowPositionals: true, options: { top: { type: 'string', default: '30' } } });
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: { top: { type: 'string', default: '30' }, lines: { type: 'string' } },
+  });
   for (const file of positionals) {
-    process.stdout.write(`== ${file}\n${summarize(JSON.parse(readFileSync(file, 'utf8')) as Profile, Number(values.top))}\n`);
+    const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
+    const text = values.lines !== undefined ? byLine(profile, values.lines) : summarize(profile, Number(values.top));
+    process.stdout.write(`== ${file}\n${text}\n`);
   }
 }

@@ -1,0 +1,196 @@
+/**
+ * Two versions of Folio over HTTP, in alternating short rounds: the working
+ * tree against a git revision (default HEAD), both servers running at once on
+ * the server core, each on its own copy of the data set of an earlier
+ * `npm run bench`, the load generator on the other core. The machine's speed
+ * drifts within minutes, so each round measures both, in turns (ABBA…), and
+ * what to read is the ratio of the medians and how many rounds agree with
+ * it. Two identical versions have differed by up to a third in single rounds
+ * of 3 s on a noisy day (and by 1.19 and 0.99 in their medians over six):
+ * a difference smaller than that needs more and longer rounds.
+ *
+ *   npx tsx bench/compare.ts [--base REF] [--only me,get] [--rounds 8] [--duration 5] [--warmup 1] [--docs 100000] [-- NAME=value …]
+ *
+ * Arguments after `--` are environment variables for the working tree's
+ * server only (for example `-- LOG_LEVEL=warn`, with `--base HEAD`, to
+ * measure what logging costs).
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import type { LoadResult, LoadSpec } from './load.js';
+import { freePort, startFlags, waitFor } from './processes.js';
+import { SCENARIOS } from './scenarios.js';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const RESULTS = join(ROOT, 'bench', 'results');
+const WORK = join(RESULTS, 'compare');
+
+const { values: args, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    base: { type: 'string', default: 'HEAD' },
+    only: { type: 'string', default: 'me' },
+    rounds: { type: 'string', default: '8' },
+    duration: { type: 'string', default: '5' },
+    warmup: { type: 'string', default: '1' },
+    docs: { type: 'string', default: '100000' },
+    connections: { type: 'string', default: '50' },
+    'server-core': { type: 'string', default: '0' },
+    'load-core': { type: 'string', default: '1' },
+    help: { type: 'boolean', default: false },
+  },
+});
+
+if (args.help) {
+  process.stdout.write(`npx tsx bench/compare.ts [options] [-- NAME=value …]
+  --base REF        the git revision to compare the working tree with (default HEAD)
+  --only a,b        scenarios (default me; any of ${SCENARIOS.map((s) => s.id).join(', ')})
+  --rounds N        rounds per scenario, each measuring both versions (default 8)
+  --duration S      measured seconds per version and round (default 5)
+  --warmup S        warm-up seconds before each measurement (default 1)
+  --docs N          the data set of an earlier npm run bench to use (default 100000)
+  NAME=value        after --: environment of the working tree's server only
+`);
+  process.exit(0);
+}
+
+const say = (line: string) => process.stderr.write(`${line}\n`);
+const rounds = Number(args.rounds);
+const scenarios = args.only!.split(',');
+for (const s of scenarios) if (!SCENARIOS.some((x) => x.id === s)) throw new Error(`--only: no scenario "${s}"`);
+const extraEnv = Object.fromEntries(
+  positionals.map((p) => {
+    const eq = p.indexOf('=');
+    if (eq <= 0) throw new Error(`"${p}": give environment variables as NAME=value`);
+    return [p.slice(0, eq), p.slice(eq + 1)];
+  }),
+);
+
+const pristine = join(RESULTS, 'data', `docs-${args.docs}.db`);
+const manifestFile = join(RESULTS, 'data', `docs-${args.docs}.json`);
+if (!existsSync(pristine) || !existsSync(manifestFile)) {
+  throw new Error(`no data set of ${args.docs} documents: run "npm run bench -- --docs ${args.docs} --only me" first`);
+}
+
+function run(cmd: string, argv: string[], cwd: string) {
+  const r = spawnSync(cmd, argv, { cwd, stdio: ['ignore', 'inherit', 'inherit'] });
+  if (r.status !== 0) throw new Error(`${cmd} ${argv.join(' ')} failed in ${cwd}`);
+}
+
+/** Compiles a checkout of Folio as `npm run bench` does, into its bench/results/build. */
+function build(dir: string): string {
+  run(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'bench/tsconfig.json'], dir);
+  return join(dir, 'bench', 'results', 'build');
+}
+
+mkdirSync(WORK, { recursive: true });
+const baseDir = join(WORK, 'base');
+if (existsSync(baseDir)) run('git', ['worktree', 'remove', '--force', baseDir], ROOT);
+const rev = spawnSync('git', ['rev-parse', '--short', args.base!], { cwd: ROOT, encoding: 'utf8' }).stdout.trim();
+if (rev === '') throw new Error(`--base: no git revision "${args.base}"`);
+say(`build: the working tree, and ${args.base} (${rev}) in ${baseDir}…`);
+run('git', ['worktree', 'add', '--detach', '--force', baseDir, rev], ROOT);
+symlinkSync(join(ROOT, 'node_modules'), join(baseDir, 'node_modules'));
+const builds = { base: build(baseDir), tree: build(ROOT) };
+
+interface Server {
+  child: ChildProcess;
+  url: string;
+  db: string;
+}
+
+function pinned(core: string, argv: string[], env: NodeJS.ProcessEnv, stdout: 'ignore' | 'pipe'): ChildProcess {
+  return spawn('taskset', ['-c', core, process.execPath, ...argv], { cwd: ROOT, env, stdio: ['ignore', stdout, 'inherit'] });
+}
+
+/**
+ * Both servers serve the same copy of the data set (SQLite lets several
+ * processes share a database), so that neither reads from a copy the
+ * machine's page cache holds less of. Writes of one are seen by the other
+ * as another process's commits, as a second instance's would be.
+ */
+const db = join(WORK, 'folio.db');
+for (const suffix of ['', '-wal', '-shm']) rmSync(db + suffix, { force: true });
+copyFileSync(pristine, db);
+
+async function start(name: 'base' | 'tree', env: Record<string, string>): Promise<Server> {
+  const port = await freePort();
+  const serverEnv: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: `sqlite:${db}`,
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    READ_LIMIT_PER_MIN: '1000000000',
+    WRITE_LIMIT_PER_MIN: '1000000000',
+    LOG_LEVEL: 'info',
+  };
+  delete serverEnv.PUBLIC_APP_URL;
+  const child = pinned(args['server-core']!, [...startFlags(), join(builds[name], 'src', 'cli', 'index.js'), 'serve'], { ...serverEnv, ...env }, 'ignore');
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor(`${url}/healthz`, child, `Folio (${name})`);
+  return { child, url, db };
+}
+
+/** One measurement by the working tree's load generator, as `npm run bench` runs it. */
+async function load(server: Server, scenario: string): Promise<LoadResult> {
+  const spec: LoadSpec = {
+    url: server.url,
+    scenario,
+    connections: Number(args.connections),
+    warmupSeconds: Number(args.warmup),
+    durationSeconds: Number(args.duration),
+    manifestFile,
+    dbFile: server.db,
+  };
+  const specFile = join(WORK, 'load.json');
+  writeFileSync(specFile, JSON.stringify(spec));
+  const child = pinned(args['load-core']!, [join(builds.tree, 'bench', 'load.js'), specFile], process.env, 'pipe');
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  const code = await new Promise<number | null>((done) => child.on('exit', done));
+  if (code !== 0) throw new Error(`the load generator failed for ${scenario}`);
+  return JSON.parse(out) as LoadResult;
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[s.length >> 1]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+const fmt = (r: LoadResult) => `${Math.round(r.rps).toString().padStart(6)} req/s p99 ${r.p99.toFixed(1).padStart(6)} ms`;
+
+const servers: Server[] = [];
+try {
+  // Both run throughout, so that neither is measured on a warmer machine.
+  const base = await start('base', {});
+  servers.push(base);
+  const tree = await start('tree', extraEnv);
+  servers.push(tree);
+  const lines: string[] = [];
+  for (const scenario of scenarios) {
+    const rps = { base: [] as number[], tree: [] as number[] };
+    say(`${scenario}: base ${rev} against the working tree${positionals.length ? ` (${positionals.join(' ')})` : ''}`);
+    for (let i = 0; i < rounds; i++) {
+      const order = i % 2 === 0 ? (['base', 'tree'] as const) : (['tree', 'base'] as const);
+      const got: Partial<Record<'base' | 'tree', LoadResult>> = {};
+      for (const name of order) {
+        const r = await load(name === 'base' ? base : tree, scenario);
+        const failed = Object.entries(r.statuses).reduce((n, [s, c]) => (s.startsWith('2') ? n : n + c), 0) + r.errors + r.timeouts;
+        if (failed > 0) say(`  ${name}: ${failed} requests failed (${JSON.stringify(r.statuses)}): figures not to be trusted`);
+        got[name] = r;
+        rps[name].push(r.rps);
+      }
+      say(`  round ${i + 1}: base ${fmt(got.base!)}   tree ${fmt(got.tree!)}   tree/base ${(got.tree!.rps / got.base!.rps).toFixed(3)}`);
+    }
+    const ratios = rps.tree.map((t, i) => t / rps.base[i]!);
+    const line = `${scenario.padEnd(11)} median base ${Math.round(median(rps.base))} req/s, tree ${Math.round(median(rps.tree))} req/s: tree/base ${(median(rps.tree) / median(rps.base)).toFixed(3)} (rounds ${Math.min(...ratios).toFixed(3)}–${Math.max(...ratios).toFixed(3)}, tree ahead in ${ratios.filter((r) => r > 1).length} of ${rounds})`;
+    lines.push(line);
+    say(line);
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
+} finally {
+  for (const s of servers) s.child.kill('SIGTERM');
+  await Promise.all(servers.map((s) => new Promise((done) => (s.child.exitCode !== null ? done(null) : s.child.once('exit', done)))));
+  run('git', ['worktree', 'remove', '--force', baseDir], ROOT);
+}
