@@ -20,7 +20,7 @@ import { copyFileSync, existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { LoadResult, LoadSpec } from './load.js';
-import { freePort, startFlags, waitFor } from './processes.js';
+import { folioEnv, freePort, startFlags, waitFor } from './processes.js';
 import { SCENARIOS } from './scenarios.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -117,17 +117,7 @@ copyFileSync(pristine, db);
 
 async function start(name: 'base' | 'tree', env: Record<string, string>): Promise<Server> {
   const port = await freePort();
-  const serverEnv: NodeJS.ProcessEnv = {
-    ...process.env,
-    DATABASE_URL: `sqlite:${db}`,
-    HOST: '127.0.0.1',
-    PORT: String(port),
-    READ_LIMIT_PER_MIN: '1000000000',
-    WRITE_LIMIT_PER_MIN: '1000000000',
-    LOG_LEVEL: 'info',
-  };
-  delete serverEnv.PUBLIC_APP_URL;
-  const child = pinned(args['server-core']!, [...startFlags(), join(builds[name], 'src', 'cli', 'index.js'), 'serve'], { ...serverEnv, ...env }, 'ignore');
+  const child = pinned(args['server-core']!, [...startFlags(), join(builds[name], 'src', 'cli', 'index.js'), 'serve'], { ...folioEnv(db, port, 'info'), ...env }, 'ignore');
   const url = `http://127.0.0.1:${port}`;
   await waitFor(`${url}/healthz`, child, `Folio (${name})`);
   return { child, url, db };
@@ -167,7 +157,6 @@ try {
   servers.push(base);
   const tree = await start('tree', extraEnv);
   servers.push(tree);
-  const lines: string[] = [];
   for (const scenario of scenarios) {
     const rps = { base: [] as number[], tree: [] as number[] };
     say(`${scenario}: base ${rev} against the working tree${positionals.length ? ` (${positionals.join(' ')})` : ''}`);
@@ -185,10 +174,8 @@ try {
     }
     const ratios = rps.tree.map((t, i) => t / rps.base[i]!);
     const line = `${scenario.padEnd(11)} median base ${Math.round(median(rps.base))} req/s, tree ${Math.round(median(rps.tree))} req/s: tree/base ${(median(rps.tree) / median(rps.base)).toFixed(3)} (rounds ${Math.min(...ratios).toFixed(3)}–${Math.max(...ratios).toFixed(3)}, tree ahead in ${ratios.filter((r) => r > 1).length} of ${rounds})`;
-    lines.push(line);
-    say(line);
+    process.stdout.write(`${line}\n`);
   }
-  process.stdout.write(`${lines.join('\n')}\n`);
 } finally {
   for (const s of servers) s.child.kill('SIGTERM');
   await Promise.all(servers.map((s) => new Promise((done) => (s.child.exitCode !== null ? done(null) : s.child.once('exit', done)))));

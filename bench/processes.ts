@@ -23,6 +23,21 @@ export function startFlags(): string[] {
   return pkg.scripts.start.split(/\s+/).filter((a) => a.startsWith('--'));
 }
 
+/** Folio's environment in the benchmark: the data set's database, rate limits out of the way, no public URL. */
+export function folioEnv(dbFile: string, port: number, logLevel: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: `sqlite:${dbFile}`,
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    READ_LIMIT_PER_MIN: '1000000000',
+    WRITE_LIMIT_PER_MIN: '1000000000',
+    LOG_LEVEL: logLevel,
+  };
+  delete env.PUBLIC_APP_URL;
+  return env;
+}
+
 export async function waitFor(url: string, child: ChildProcess, what: string, anyStatus = false) {
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {

@@ -16,7 +16,7 @@ import Database from 'better-sqlite3';
 import { bookKey, type Captured, type ResponseBook } from './ceiling.js';
 import { generate, type Manifest } from './generate.js';
 import type { LoadResult, LoadSpec } from './load.js';
-import { freePort, startFlags, waitFor, withRss } from './processes.js';
+import { folioEnv, freePort, startFlags, waitFor, withRss } from './processes.js';
 import { formatMarkdown, formatTable, type RunReport, type ScenarioReport } from './report.js';
 import { readRequests, requestSource, SCENARIOS, writeBodies, type Req } from './scenarios.js';
 
@@ -161,18 +161,8 @@ async function startFolio(dbFile: string, profileName: string | null): Promise<S
   if (profileName !== null) {
     node.push('--cpu-prof', `--cpu-prof-dir=${join(runDir, 'profiles')}`, `--cpu-prof-name=${profileName}.cpuprofile`);
   }
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    DATABASE_URL: `sqlite:${dbFile}`,
-    HOST: '127.0.0.1',
-    PORT: String(port),
-    READ_LIMIT_PER_MIN: '1000000000',
-    WRITE_LIMIT_PER_MIN: '1000000000',
-    LOG_LEVEL: options.logLevel,
-  };
-  delete env.PUBLIC_APP_URL;
   node.push(...startFlags());
-  const child = pinnedNode(options.serverCore, [...node, join(BUILD, 'src', 'cli', 'index.js'), 'serve'], env, 'ignore');
+  const child = pinnedNode(options.serverCore, [...node, join(BUILD, 'src', 'cli', 'index.js'), 'serve'], folioEnv(dbFile, port, options.logLevel), 'ignore');
   const url = `http://127.0.0.1:${port}`;
   await waitFor(`${url}/healthz`, child, 'Folio');
   return { name: 'Folio', child, url, stop: stopper(child) };
