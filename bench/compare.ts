@@ -13,7 +13,8 @@
  *
  * Arguments after `--` are environment variables for the working tree's
  * server only (for example `-- LOG_LEVEL=warn`, with `--base HEAD`, to
- * measure what logging costs).
+ * measure what logging costs). Both versions must have the data set's
+ * schema: one with another would upgrade, or refuse, the shared copy.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -57,7 +58,15 @@ if (args.help) {
 }
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
-const rounds = Number(args.rounds);
+const positive = (name: string, value: string | undefined, integer: boolean) => {
+  const n = Number(value);
+  if (!(n > 0) || (integer && !Number.isInteger(n))) throw new Error(`--${name}: expected a positive ${integer ? 'whole ' : ''}number, got "${value}"`);
+  return n;
+};
+const rounds = positive('rounds', args.rounds, true);
+positive('duration', args.duration, false);
+positive('connections', args.connections, true);
+if (!(Number(args.warmup) >= 0)) throw new Error(`--warmup: expected a number of seconds, got "${args.warmup}"`);
 const scenarios = args.only!.split(',');
 for (const s of scenarios) if (!SCENARIOS.some((x) => x.id === s)) throw new Error(`--only: no scenario "${s}"`);
 const extraEnv = Object.fromEntries(
@@ -87,7 +96,12 @@ function build(dir: string): string {
 
 mkdirSync(WORK, { recursive: true });
 const baseDir = join(WORK, 'base');
-if (existsSync(baseDir)) run('git', ['worktree', 'remove', '--force', baseDir], ROOT);
+function removeWorktree() {
+  rmSync(baseDir, { recursive: true, force: true });
+  run('git', ['worktree', 'prune'], ROOT);
+}
+// Left by a run that was interrupted.
+removeWorktree();
 const rev = spawnSync('git', ['rev-parse', '--short', args.base!], { cwd: ROOT, encoding: 'utf8' }).stdout.trim();
 if (rev === '') throw new Error(`--base: no git revision "${args.base}"`);
 say(`build: the working tree, and ${args.base} (${rev}) in ${baseDir}…`);
@@ -179,5 +193,5 @@ try {
 } finally {
   for (const s of servers) s.child.kill('SIGTERM');
   await Promise.all(servers.map((s) => new Promise((done) => (s.child.exitCode !== null ? done(null) : s.child.once('exit', done)))));
-  run('git', ['worktree', 'remove', '--force', baseDir], ROOT);
+  removeWorktree();
 }
