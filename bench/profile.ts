@@ -108,7 +108,11 @@ export function byLine(profile: Profile, name: string): string {
   }
   const total = [...lines.values()].reduce((a, e) => a + e.ticks, 0);
   if (total === 0) return `no samples of a function named "${name}"\n`;
-  return `self time of ${name} by line (${total} samples):\n${[...lines.entries()]
+  // Under tsx the lines are those of the transpiled text, which the file does not show.
+  const caveat = [...sources.keys()].some((url) => url.endsWith('.ts'))
+    ? 'note: a TypeScript file profiled under tsx: its lines are those of the transpiled code, not of the file; profile compiled code (npm run bench -- --profile)\n'
+    : '';
+  return `${caveat}self time of ${name} by line (${total} samples):\n${[...lines.entries()]
     .sort((a, b) => b[1].ticks - a[1].ticks)
     .map(([k, e]) => `${((100 * e.ticks) / total).toFixed(1).padStart(5)} %  ${k}  ${e.text}`)
     .join('\n')}\n`;
