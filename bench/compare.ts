@@ -1,8 +1,8 @@
 /**
  * Two versions of Folio over HTTP, in alternating short rounds: the working
  * tree against a git revision (default HEAD), both servers running at once on
- * the server core, each on its own copy of the data set of an earlier
- * `npm run bench`, the load generator on the other core. The machine's speed
+ * the server core over one copy of the data set of an earlier `npm run
+ * bench`, the load generator on the other core. The machine's speed
  * drifts within minutes, so each round measures both, in turns (ABBA…), and
  * what to read is the ratio of the medians and how many rounds agree with
  * it. Two identical versions have differed by up to a third in single rounds
