@@ -16,12 +16,13 @@
  * measure what logging costs). Both versions must have the data set's
  * schema: one with another would upgrade, or refuse, the shared copy.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawnSync, type ChildProcess } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { LoadResult, LoadSpec } from './load.js';
-import { folioEnv, freePort, startFlags, waitFor } from './processes.js';
+import { folioEnv, freePort, loadProcess, pinnedNode, startFlags, waitFor } from './processes.js';
+import { failures } from './report.js';
 import { SCENARIOS } from './scenarios.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -52,6 +53,7 @@ if (args.help) {
   --duration S      measured seconds per version and round (default 5)
   --warmup S        warm-up seconds before each measurement (default 1)
   --docs N          the data set of an earlier npm run bench to use (default 100000)
+  --connections N   concurrent connections (default 50)
   NAME=value        after --: environment of the working tree's server only
 `);
   process.exit(0);
@@ -112,11 +114,6 @@ const builds = { base: build(baseDir), tree: build(ROOT) };
 interface Server {
   child: ChildProcess;
   url: string;
-  db: string;
-}
-
-function pinned(core: string, argv: string[], env: NodeJS.ProcessEnv, stdout: 'ignore' | 'pipe'): ChildProcess {
-  return spawn('taskset', ['-c', core, process.execPath, ...argv], { cwd: ROOT, env, stdio: ['ignore', stdout, 'inherit'] });
 }
 
 /**
@@ -131,10 +128,10 @@ copyFileSync(pristine, db);
 
 async function start(name: 'base' | 'tree', env: Record<string, string>): Promise<Server> {
   const port = await freePort();
-  const child = pinned(args['server-core']!, [...startFlags(), join(builds[name], 'src', 'cli', 'index.js'), 'serve'], { ...folioEnv(db, port, 'info'), ...env }, 'ignore');
+  const child = pinnedNode(args['server-core']!, [...startFlags(), join(builds[name], 'src', 'cli', 'index.js'), 'serve'], { ...folioEnv(db, port, 'info'), ...env }, 'ignore');
   const url = `http://127.0.0.1:${port}`;
   await waitFor(`${url}/healthz`, child, `Folio (${name})`);
-  return { child, url, db };
+  return { child, url };
 }
 
 /** One measurement by the working tree's load generator, as `npm run bench` runs it. */
@@ -146,16 +143,9 @@ async function load(server: Server, scenario: string): Promise<LoadResult> {
     warmupSeconds: Number(args.warmup),
     durationSeconds: Number(args.duration),
     manifestFile,
-    dbFile: server.db,
+    dbFile: db,
   };
-  const specFile = join(WORK, 'load.json');
-  writeFileSync(specFile, JSON.stringify(spec));
-  const child = pinned(args['load-core']!, [join(builds.tree, 'bench', 'load.js'), specFile], process.env, 'pipe');
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  const code = await new Promise<number | null>((done) => child.on('exit', done));
-  if (code !== 0) throw new Error(`the load generator failed for ${scenario}`);
-  return JSON.parse(out) as LoadResult;
+  return loadProcess(join(builds.tree, 'bench', 'load.js'), args['load-core']!, spec, join(WORK, 'load.json'));
 }
 
 const median = (xs: number[]) => {
@@ -179,7 +169,7 @@ try {
       const got: Partial<Record<'base' | 'tree', LoadResult>> = {};
       for (const name of order) {
         const r = await load(name === 'base' ? base : tree, scenario);
-        const failed = Object.entries(r.statuses).reduce((n, [s, c]) => (s.startsWith('2') ? n : n + c), 0) + r.errors + r.timeouts;
+        const failed = failures(r);
         if (failed > 0) say(`  ${name}: ${failed} requests failed (${JSON.stringify(r.statuses)}): figures not to be trusted`);
         got[name] = r;
         rps[name].push(r.rps);

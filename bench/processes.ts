@@ -1,8 +1,9 @@
 /** What the benchmark's scripts share to start servers: a free port, Node's flags as deployed, waiting until one answers. */
-import type { ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
+import type { LoadResult, LoadSpec } from './load.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 
@@ -21,6 +22,31 @@ export function freePort(): Promise<number> {
 export function startFlags(): string[] {
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
   return pkg.scripts.start.split(/\s+/).filter((a) => a.startsWith('--'));
+}
+
+/** Node on one core (taskset); its standard error is kept and printed if it fails. */
+export function pinnedNode(core: string, argv: string[], env: NodeJS.ProcessEnv, stdout: 'ignore' | 'pipe'): ChildProcess {
+  const child = spawn('taskset', ['-c', core, process.execPath, ...argv], { cwd: ROOT, env, stdio: ['ignore', stdout, 'pipe'] });
+  let err = '';
+  child.stderr!.on('data', (d: Buffer) => {
+    err += d.toString();
+    if (err.length > 20_000) err = err.slice(-10_000);
+  });
+  child.on('exit', (code) => {
+    if (code !== 0 && code !== null) process.stderr.write(`${argv.join(' ')} exited with ${code}: ${err.trim().slice(-2000)}\n`);
+  });
+  return child;
+}
+
+/** One measurement by the load generator (`loadJs`, compiled bench/load.ts) on its own core, its spec written to `specFile`. */
+export async function loadProcess(loadJs: string, core: string, spec: LoadSpec, specFile: string): Promise<LoadResult> {
+  writeFileSync(specFile, JSON.stringify(spec));
+  const child = pinnedNode(core, [loadJs, specFile], process.env, 'pipe');
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  const code = await new Promise<number | null>((done) => child.on('exit', done));
+  if (code !== 0) throw new Error(`the load generator failed for ${spec.scenario}`);
+  return JSON.parse(out) as LoadResult;
 }
 
 /** Folio's environment in the benchmark: the data set's database, rate limits out of the way, no public URL. */

@@ -42,7 +42,8 @@ export function verdicts(s: ScenarioReport): { target: string; met: boolean }[] 
   return out;
 }
 
-const failures = (m: LoadResult) =>
+/** Non-2xx responses, connection errors and timeouts. */
+export const failures = (m: LoadResult) =>
   Object.entries(m.statuses)
     .filter(([status]) => !status.startsWith('2'))
     .reduce((n, [, c]) => n + c, 0) +

@@ -16,7 +16,7 @@ import Database from 'better-sqlite3';
 import { bookKey, type Captured, type ResponseBook } from './ceiling.js';
 import { generate, type Manifest } from './generate.js';
 import type { LoadResult, LoadSpec } from './load.js';
-import { folioEnv, freePort, startFlags, waitFor, withRss } from './processes.js';
+import { folioEnv, freePort, loadProcess, pinnedNode, startFlags, waitFor, withRss } from './processes.js';
 import { formatMarkdown, formatTable, type RunReport, type ScenarioReport } from './report.js';
 import { readRequests, requestSource, SCENARIOS, writeBodies, type Req } from './scenarios.js';
 
@@ -129,19 +129,6 @@ interface Server {
   stop(): Promise<void>;
 }
 
-function pinnedNode(core: string, argv: string[], env: NodeJS.ProcessEnv, stdout: 'ignore' | 'pipe'): ChildProcess {
-  const child = spawn('taskset', ['-c', core, process.execPath, ...argv], { cwd: ROOT, env, stdio: ['ignore', stdout, 'pipe'] });
-  let err = '';
-  child.stderr!.on('data', (d: Buffer) => {
-    err += d.toString();
-    if (err.length > 20_000) err = err.slice(-10_000);
-  });
-  child.on('exit', (code) => {
-    if (code !== 0 && code !== null) say(`${argv.join(' ')} exited with ${code}: ${err.trim().slice(-2000)}`);
-  });
-  return child;
-}
-
 function stopper(child: ChildProcess) {
   return () =>
     new Promise<void>((done) => {
@@ -187,14 +174,7 @@ async function load(url: string, scenario: string, manifestFile: string, dbFile:
     manifestFile,
     dbFile,
   };
-  const specFile = join(runDir, `load-${scenario}.json`);
-  writeFileSync(specFile, JSON.stringify(spec));
-  const child = pinnedNode(options.loadCore, [join(BUILD, 'bench', 'load.js'), specFile], process.env, 'pipe');
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  const code = await new Promise<number | null>((done) => child.on('exit', done));
-  if (code !== 0) throw new Error(`the load generator failed for ${scenario}`);
-  return JSON.parse(out) as LoadResult;
+  return loadProcess(join(BUILD, 'bench', 'load.js'), options.loadCore, spec, join(runDir, `load-${scenario}.json`));
 }
 
 // --- Capture: Folio's exact responses, for the ceiling -------------------------
