@@ -8,6 +8,7 @@
  */
 import { createServer } from 'node:http';
 import { readFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
 
 export interface Captured {
   status: number;
@@ -32,12 +33,20 @@ interface Prepared {
 
 const prepare = (c: Captured): Prepared => ({ status: c.status, headers: c.headers, body: Buffer.from(c.body) });
 
-export function startCeiling(book: ResponseBook, port: number) {
+/** Keeps the thread busy for `ms` milliseconds. */
+function spin(ms: number) {
+  const end = performance.now() + ms;
+  while (performance.now() < end);
+}
+
+export function startCeiling(book: ResponseBook, port: number, busyMicros = 0) {
+  const busyMs = busyMicros / 1000;
   const exact = new Map(Object.entries(book.exact).map(([k, v]) => [k, prepare(v)]));
   const byMethod = new Map(Object.entries(book.byMethod).map(([k, v]) => [k, prepare(v)]));
   const server = createServer((req, res) => {
     const found = exact.get(bookKey(req.method!, req.url!, req.headers.authorization ?? '')) ?? byMethod.get(req.method!);
     const send = () => {
+      if (busyMs > 0) spin(busyMs);
       if (!found) {
         res.writeHead(404).end();
         return;
@@ -59,7 +68,7 @@ export function startCeiling(book: ResponseBook, port: number) {
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const book = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as ResponseBook;
-  const server = startCeiling(book, Number(process.argv[3]));
+  const server = startCeiling(book, Number(process.argv[3]), Number(process.argv[4] ?? 0));
   process.once('SIGTERM', () => {
     server.close(() => process.exit(0));
     server.closeAllConnections();

@@ -21,7 +21,7 @@ import { copyFileSync, existsSync, mkdirSync, rmSync, symlinkSync } from 'node:f
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { LoadResult, LoadSpec } from './load.js';
-import { folioEnv, freePort, loadProcess, pinnedNode, startFlags, waitFor } from './processes.js';
+import { build, folioEnv, freePort, loadProcess, pinnedNode, run, startFlags, waitFor } from './processes.js';
 import { failures } from './report.js';
 import { SCENARIOS } from './scenarios.js';
 
@@ -83,17 +83,6 @@ const pristine = join(RESULTS, 'data', `docs-${args.docs}.db`);
 const manifestFile = join(RESULTS, 'data', `docs-${args.docs}.json`);
 if (!existsSync(pristine) || !existsSync(manifestFile)) {
   throw new Error(`no data set of ${args.docs} documents: run "npm run bench -- --docs ${args.docs} --only me" first`);
-}
-
-function run(cmd: string, argv: string[], cwd: string) {
-  const r = spawnSync(cmd, argv, { cwd, stdio: ['ignore', 'inherit', 'inherit'] });
-  if (r.status !== 0) throw new Error(`${cmd} ${argv.join(' ')} failed in ${cwd}`);
-}
-
-/** Compiles a checkout of Folio as `npm run bench` does, into its bench/results/build. */
-function build(dir: string): string {
-  run(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'bench/tsconfig.json'], dir);
-  return join(dir, 'bench', 'results', 'build');
 }
 
 mkdirSync(WORK, { recursive: true });

@@ -1,5 +1,5 @@
 /** What the benchmark's scripts share to start servers: a free port, Node's flags as deployed, waiting until one answers. */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -22,6 +22,18 @@ export function freePort(): Promise<number> {
 export function startFlags(): string[] {
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
   return pkg.scripts.start.split(/\s+/).filter((a) => a.startsWith('--'));
+}
+
+/** Runs a command to its end, its output shown; throws if it fails. */
+export function run(cmd: string, argv: string[], cwd: string) {
+  const r = spawnSync(cmd, argv, { cwd, stdio: ['ignore', 'inherit', 'inherit'] });
+  if (r.status !== 0) throw new Error(`${cmd} ${argv.join(' ')} failed in ${cwd}`);
+}
+
+/** Compiles a checkout of Folio and its benchmark as `npm run bench` does, into its bench/results/build. */
+export function build(dir: string): string {
+  run(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'bench/tsconfig.json'], dir);
+  return join(dir, 'bench', 'results', 'build');
 }
 
 /** Node on one core (taskset); its standard error is kept and printed if it fails. */

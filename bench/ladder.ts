@@ -1,0 +1,165 @@
+/**
+ * What a ratio to the ceiling leaves a server for its own work, on this
+ * machine and day: the ceiling (bench/ceiling.ts) again, answering the same
+ * captured responses, but first busy for a fixed number of microseconds on
+ * each request. The share of the plain ceiling that a given amount of work
+ * per request still reaches is the budget behind a ratio target: a target
+ * of 60 % is a budget of the work at which this ladder shows 60 %.
+ *
+ *   npx tsx bench/ladder.ts [--only me,get] [--busy 0,5,10,20,40] [--folio] [--rounds 3] [--duration 5] [--warmup 1] [--docs 100000]
+ *
+ * With `--folio`, each round measures Folio too (the working tree, as `npm
+ * run bench` starts it, on a copy of the data set), so that its share can
+ * be read against the ladder's.
+ * It uses the responses captured by the newest `npm run bench` (its
+ * captured.json) and that run's data set, for the load generator's requests.
+ * Each round measures every amount of work in turn, in alternating order;
+ * the shares are of the same round's plain ceiling (0 µs), their medians
+ * printed at the end.
+ */
+import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import type { LoadResult, LoadSpec } from './load.js';
+import { build, folioEnv, freePort, loadProcess, pinnedNode, startFlags, waitFor } from './processes.js';
+import { failures } from './report.js';
+import { SCENARIOS } from './scenarios.js';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const RESULTS = join(ROOT, 'bench', 'results');
+const WORK = join(RESULTS, 'ladder');
+
+const { values: args } = parseArgs({
+  options: {
+    only: { type: 'string', default: 'me' },
+    busy: { type: 'string', default: '0,5,10,20,40' },
+    folio: { type: 'boolean', default: false },
+    rounds: { type: 'string', default: '3' },
+    duration: { type: 'string', default: '5' },
+    warmup: { type: 'string', default: '1' },
+    docs: { type: 'string', default: '100000' },
+    connections: { type: 'string', default: '50' },
+    'server-core': { type: 'string', default: '0' },
+    'load-core': { type: 'string', default: '1' },
+    help: { type: 'boolean', default: false },
+  },
+});
+
+if (args.help) {
+  process.stdout.write(`npx tsx bench/ladder.ts [options]
+  --only a,b        scenarios (default me; any of ${SCENARIOS.map((s) => s.id).join(', ')})
+  --busy a,b        microseconds of busy work per request to measure (default 0,5,10,20,40; 0 is always measured)
+  --folio           measure Folio (the working tree) in each round too
+  --rounds N        rounds, each measuring every amount of work (default 3)
+  --duration S      measured seconds per measurement (default 5)
+  --warmup S        warm-up seconds before each measurement (default 1)
+  --docs N          the data set of the newest npm run bench (default 100000)
+  --connections N   concurrent connections (default 50)
+`);
+  process.exit(0);
+}
+
+const say = (line: string) => process.stderr.write(`${line}\n`);
+const positive = (name: string, value: string | undefined, integer: boolean) => {
+  const n = Number(value);
+  if (!(n > 0) || (integer && !Number.isInteger(n))) throw new Error(`--${name}: expected a positive ${integer ? 'whole ' : ''}number, got "${value}"`);
+  return n;
+};
+const rounds = positive('rounds', args.rounds, true);
+positive('duration', args.duration, false);
+positive('connections', args.connections, true);
+if (!(Number(args.warmup) >= 0)) throw new Error(`--warmup: expected a number of seconds, got "${args.warmup}"`);
+const scenarios = args.only!.split(',');
+for (const s of scenarios) if (!SCENARIOS.some((x) => x.id === s)) throw new Error(`--only: no scenario "${s}"`);
+const busy = [
+  0,
+  ...args.busy!.split(',').map((b) => {
+    const n = Number(b);
+    if (b.trim() === '' || !(n >= 0)) throw new Error(`--busy: expected microseconds (0 or more), got "${b}"`);
+    return n;
+  }),
+].filter((b, i, all) => all.indexOf(b) === i);
+
+const dbFile = join(RESULTS, 'data', `docs-${args.docs}.db`);
+const manifestFile = join(RESULTS, 'data', `docs-${args.docs}.json`);
+if (!existsSync(dbFile) || !existsSync(manifestFile)) {
+  throw new Error(`no data set of ${args.docs} documents: run "npm run bench -- --docs ${args.docs} --only me" first`);
+}
+// Run directories are named by their start time, so the newest sorts last.
+const runs = existsSync(RESULTS) ? readdirSync(RESULTS).filter((d) => /^\d{4}-/.test(d) && existsSync(join(RESULTS, d, 'captured.json'))) : [];
+if (runs.length === 0) throw new Error('no captured responses: run "npm run bench" first');
+const bookFile = join(RESULTS, runs.sort().at(-1)!, 'captured.json');
+say(`responses: ${bookFile}`);
+
+mkdirSync(WORK, { recursive: true });
+const builtDir = build(ROOT);
+
+/** A step of the ladder (busy microseconds per request), or Folio. */
+type Subject = number | 'Folio';
+
+/** Folio's own copy of the data set, fresh for each measurement: the write scenarios change it. */
+const folioDb = join(WORK, 'folio.db');
+
+function startServer(subject: Subject, port: number) {
+  if (subject !== 'Folio') {
+    return pinnedNode(args['server-core']!, [join(builtDir, 'bench', 'ceiling.js'), bookFile, String(port), String(subject)], process.env, 'ignore');
+  }
+  for (const suffix of ['', '-wal', '-shm']) rmSync(folioDb + suffix, { force: true });
+  copyFileSync(dbFile, folioDb);
+  return pinnedNode(args['server-core']!, [...startFlags(), join(builtDir, 'src', 'cli', 'index.js'), 'serve'], folioEnv(folioDb, port, 'info'), 'ignore');
+}
+
+async function measure(scenario: string, subject: Subject): Promise<LoadResult> {
+  const port = await freePort();
+  const child = startServer(subject, port);
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await waitFor(`${url}/healthz`, child, subject === 'Folio' ? 'Folio' : 'the ceiling server', subject !== 'Folio');
+    const spec: LoadSpec = {
+      url,
+      scenario,
+      connections: Number(args.connections),
+      warmupSeconds: Number(args.warmup),
+      durationSeconds: Number(args.duration),
+      manifestFile,
+      dbFile: subject === 'Folio' ? folioDb : dbFile,
+    };
+    return await loadProcess(join(builtDir, 'bench', 'load.js'), args['load-core']!, spec, join(WORK, 'load.json'));
+  } finally {
+    child.kill('SIGTERM');
+    if (child.exitCode === null) await new Promise((done) => child.once('exit', done));
+  }
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[s.length >> 1]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+
+const subjects: Subject[] = args.folio ? [...busy, 'Folio'] : busy;
+const label = (x: Subject) => (x === 'Folio' ? 'Folio' : `${x} µs`);
+
+for (const scenario of scenarios) {
+  const rps = new Map<Subject, number[]>(subjects.map((x) => [x, []]));
+  const shares = new Map<Subject, number[]>(subjects.map((x) => [x, []]));
+  for (let i = 0; i < rounds; i++) {
+    const order = i % 2 === 0 ? subjects : [...subjects].reverse();
+    const got = new Map<Subject, number>();
+    for (const x of order) {
+      const r = await measure(scenario, x);
+      const failed = failures(r);
+      if (failed > 0) say(`  ${label(x)}: ${failed} requests failed (${JSON.stringify(r.statuses)}): figures not to be trusted`);
+      got.set(x, r.rps);
+      rps.get(x)!.push(r.rps);
+    }
+    for (const x of subjects) shares.get(x)!.push(got.get(x)! / got.get(0)!);
+    say(`  ${scenario} round ${i + 1}: ${subjects.map((x) => `${label(x)} ${Math.round(got.get(x)!)}`).join(', ')} req/s`);
+  }
+  process.stdout.write(`\n${scenario}: the ceiling with busy work per request (medians of ${rounds} rounds)\n`);
+  process.stdout.write('busy µs   req/s  share  µs/request\n');
+  for (const x of subjects) {
+    const r = median(rps.get(x)!);
+    const share = median(shares.get(x)!);
+    process.stdout.write(`${String(x).padStart(7)} ${String(Math.round(r)).padStart(7)} ${`${Math.round(share * 100)} %`.padStart(6)} ${(1e6 / r).toFixed(1).padStart(11)}\n`);
+  }
+}
