@@ -11,7 +11,7 @@ import type {
 import type { Db } from './database.js';
 import { ftsMatch, projectToken, scopeTokens, wholeWords, withinScope } from './search.js';
 import { contentVisible, listBranches, projectVisible, type ScopeKind } from './visibility.js';
-import { kindOf, viewerParams as params, viewerScopes } from './viewer-scope.js';
+import { everythingInScope, kindOf, viewerParams as params, viewerScopes } from './viewer-scope.js';
 import { newUuid } from '../../domain/ids.js';
 import { groupCommit } from './group-commit.js';
 import type { AccessCache } from './access-cache.js';
@@ -111,6 +111,8 @@ export function documentQueries(db: Db, cache: AccessCache) {
     return stmt;
   }
   const scopeOf = viewerScopes(db, cache);
+
+  const holdsEverything = everythingInScope(db);
 
   const getStmt = {
     personal: db.prepare(docSelect(contentVisible.personal('d'))),
@@ -212,8 +214,9 @@ export function documentQueries(db: Db, cache: AccessCache) {
 
   /**
    * Search: matches come from the index by seq descending (newest writes first),
-   * restricted to the caller's scope tokens and checked against the
-   * visibility rules. The walk keeps every row until no row still to come
+   * restricted to the caller's scope tokens (none for a scope that holds
+   * every document: everythingInScope) and checked against the visibility
+   * rules. The walk keeps every row until no row still to come
    * can be among the first `limit`: once `limit` rows are in, it stops at a
    * row whose high-water time is older than the limit-th newest sort time
    * seen. Ties and a clock that went back are then put right by sorting
@@ -224,10 +227,13 @@ export function documentQueries(db: Db, cache: AccessCache) {
     (viewer: Viewer, terms: string[], projectId: string | undefined, limit: number): WalkedTuple[] => {
       const kind = kindOf(viewer);
       const p = params(viewer);
-      const tokens = projectId !== undefined ? [projectToken(projectId)] : (scopeOf(viewer)?.tokens ?? null);
-      if (tokens === null) return [];
+      const scope = projectId !== undefined ? undefined : scopeOf(viewer);
+      if (scope === null) return [];
+      const tokens = scope === undefined ? [projectToken(projectId!)] : scope.tokens;
       const fts = ftsMatch(terms, whole.of(terms));
-      const match = tokens.length <= MAX_SCOPE_TOKENS ? withinScope(fts, tokens) : fts;
+      // Asked again in this transaction: the cached answer may be older than another user's first document.
+      const everything = scope !== undefined && scope.heldEverything && holdsEverything(viewer);
+      const match = tokens.length <= MAX_SCOPE_TOKENS && !everything ? withinScope(fts, tokens) : fts;
       const rows: WalkedTuple[] = [];
       // The `limit` newest sort times seen, newest first.
       const newest: string[] = [];

@@ -1,0 +1,102 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { factories, testClock } from './helpers.js';
+import { migrate, openDatabase, type Db } from '../src/store/sqlite/database.js';
+import { sqliteStoreOn } from '../src/store/sqlite/store.js';
+import { everythingInScope } from '../src/store/sqlite/viewer-scope.js';
+import type { Store, Viewer } from '../src/store/store.js';
+
+/**
+ * A search in a scope that holds every document (a single user's
+ * workspace, a team that owns everything) goes without scope tokens
+ * (src/store/sqlite/documents.ts). Each world here has a database of its
+ * own, since any document of another workspace changes the answer.
+ */
+async function withStore(body: (ctx: { db: Db; store: Store; make: ReturnType<typeof factories> }) => Promise<void>) {
+  const dir = mkdtempSync(join(tmpdir(), 'folio-scope-'));
+  const db = openDatabase(join(dir, 'folio.db'));
+  migrate(db);
+  const store = sqliteStoreOn(db);
+  try {
+    await body({ db, store, make: factories(store, testClock()) });
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const search = async (store: Store, viewer: Viewer, word: string) =>
+  (await store.listDocuments(viewer, { terms: [word], limit: 100 })).map((d) => d.id).sort();
+
+describe('a scope that holds every document', () => {
+  it('is a lone user\'s personal workspace, own projects included, until another workspace has a document', async () => {
+    await withStore(async ({ db, make }) => {
+      const holds = everythingInScope(db);
+      const solo = await make.user();
+      const me: Viewer = { userId: solo.id, orgId: null };
+      assert.equal(holds(me), true, 'an empty database');
+      const project = await make.project(solo.id);
+      await make.document(solo.id, { content: 'alpha' });
+      await make.document(solo.id, { projectId: project.id, content: 'alpha' });
+      assert.equal(holds(me), true, 'only the user\'s own documents');
+
+      const other = await make.user();
+      assert.equal(holds(me), true, 'another user with no documents');
+      assert.equal(holds({ userId: other.id, orgId: null }), false, 'the other user sees none of them');
+
+      await make.document(other.id, { content: 'alpha' });
+      assert.equal(holds(me), false, 'another user\'s document');
+    });
+  });
+
+  it('is a team that owns every document and whose projects the caller all sees', async () => {
+    await withStore(async ({ db, make }) => {
+      const holds = everythingInScope(db);
+      const ana = await make.user();
+      const ben = await make.user();
+      const team = await make.org({ members: [ana.id, ben.id] });
+      const inTeam = (u: { id: string }): Viewer => ({ userId: u.id, orgId: team.id });
+      const anas = await make.project(ana.id, { orgId: team.id, shareWith: [ben.id] });
+      await make.document(ana.id, { orgId: team.id, content: 'alpha' });
+      await make.document(ben.id, { orgId: team.id, projectId: anas.id, content: 'alpha' });
+      assert.equal(holds(inTeam(ana)), true);
+      assert.equal(holds(inTeam(ben)), true, 'a project shared with the caller');
+      assert.equal(holds({ userId: ana.id, orgId: null }), false, 'the personal scope, beside the team\'s documents');
+
+      // A project of the team Ana does not see, even empty: documents may come to it.
+      await make.project(ben.id, { orgId: team.id });
+      assert.equal(holds(inTeam(ana)), false, 'a team project the caller does not see');
+      assert.equal(holds(inTeam(ben)), true, 'its creator sees it');
+
+      await make.document(ana.id, { content: 'alpha' });
+      assert.equal(holds(inTeam(ben)), false, 'a personal document outside the team');
+    });
+  });
+
+  it('searches find exactly the visible documents before and after another workspace gets documents', async () => {
+    await withStore(async ({ store, make }) => {
+      const solo = await make.user();
+      const other = await make.user();
+      const team = await make.org({ members: [other.id] });
+      const me: Viewer = { userId: solo.id, orgId: null };
+      const mine = [
+        (await make.document(solo.id, { content: 'alpha one' })).id,
+        (await make.document(solo.id, { content: 'alpha two' })).id,
+      ];
+      await make.document(solo.id, { content: 'beta' });
+      // The first search caches the scope while it holds everything; documents
+      // written afterwards do not drop the cache, so the next searches ask again.
+      assert.deepEqual(await search(store, me, 'alpha'), mine.sort());
+
+      const theirs = (await make.document(other.id, { content: 'alpha three' })).id;
+      const teams = (await make.document(other.id, { orgId: team.id, content: 'alpha four' })).id;
+      assert.deepEqual(await search(store, me, 'alpha'), mine.sort(), 'the other user\'s documents stay out');
+      assert.deepEqual(await search(store, { userId: other.id, orgId: null }, 'alpha'), [theirs]);
+      assert.deepEqual(await search(store, { userId: other.id, orgId: team.id }, 'alpha'), [teams]);
+      assert.deepEqual(await search(store, { userId: solo.id, orgId: team.id }, 'alpha'), [], 'not a member');
+    });
+  });
+});
