@@ -23,6 +23,7 @@ import { parseArgs } from 'node:util';
 import type { LoadResult, LoadSpec } from './load.js';
 import { build, folioEnv, freePort, loadProcess, pinnedNode, run, startFlags, waitFor } from './processes.js';
 import { failures } from './report.js';
+import { checkRoundOptions, median, ROUND_ARGS } from './rounds.js';
 import { SCENARIOS } from './scenarios.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -32,16 +33,9 @@ const WORK = join(RESULTS, 'compare');
 const { values: args, positionals } = parseArgs({
   allowPositionals: true,
   options: {
+    ...ROUND_ARGS,
     base: { type: 'string', default: 'HEAD' },
-    only: { type: 'string', default: 'me' },
     rounds: { type: 'string', default: '8' },
-    duration: { type: 'string', default: '5' },
-    warmup: { type: 'string', default: '1' },
-    docs: { type: 'string', default: '100000' },
-    connections: { type: 'string', default: '50' },
-    'server-core': { type: 'string', default: '0' },
-    'load-core': { type: 'string', default: '1' },
-    help: { type: 'boolean', default: false },
   },
 });
 
@@ -60,17 +54,7 @@ if (args.help) {
 }
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
-const positive = (name: string, value: string | undefined, integer: boolean) => {
-  const n = Number(value);
-  if (!(n > 0) || (integer && !Number.isInteger(n))) throw new Error(`--${name}: expected a positive ${integer ? 'whole ' : ''}number, got "${value}"`);
-  return n;
-};
-const rounds = positive('rounds', args.rounds, true);
-positive('duration', args.duration, false);
-positive('connections', args.connections, true);
-if (!(Number(args.warmup) >= 0)) throw new Error(`--warmup: expected a number of seconds, got "${args.warmup}"`);
-const scenarios = args.only!.split(',');
-for (const s of scenarios) if (!SCENARIOS.some((x) => x.id === s)) throw new Error(`--only: no scenario "${s}"`);
+const { rounds, scenarios } = checkRoundOptions(args);
 const extraEnv = Object.fromEntries(
   positionals.map((p) => {
     const eq = p.indexOf('=');
@@ -137,10 +121,6 @@ async function load(server: Server, scenario: string): Promise<LoadResult> {
   return loadProcess(join(builds.tree, 'bench', 'load.js'), args['load-core']!, spec, join(WORK, 'load.json'));
 }
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[s.length >> 1]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
 const fmt = (r: LoadResult) => `${Math.round(r.rps).toString().padStart(6)} req/s p99 ${r.p99.toFixed(1).padStart(6)} ms`;
 
 const servers: Server[] = [];

@@ -23,6 +23,7 @@ import { parseArgs } from 'node:util';
 import type { LoadResult, LoadSpec } from './load.js';
 import { build, folioEnv, freePort, loadProcess, pinnedNode, startFlags, waitFor } from './processes.js';
 import { failures } from './report.js';
+import { checkRoundOptions, median, ROUND_ARGS } from './rounds.js';
 import { SCENARIOS } from './scenarios.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -31,17 +32,10 @@ const WORK = join(RESULTS, 'ladder');
 
 const { values: args } = parseArgs({
   options: {
-    only: { type: 'string', default: 'me' },
+    ...ROUND_ARGS,
     busy: { type: 'string', default: '0,5,10,20,40' },
     folio: { type: 'boolean', default: false },
     rounds: { type: 'string', default: '3' },
-    duration: { type: 'string', default: '5' },
-    warmup: { type: 'string', default: '1' },
-    docs: { type: 'string', default: '100000' },
-    connections: { type: 'string', default: '50' },
-    'server-core': { type: 'string', default: '0' },
-    'load-core': { type: 'string', default: '1' },
-    help: { type: 'boolean', default: false },
   },
 });
 
@@ -60,17 +54,7 @@ if (args.help) {
 }
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
-const positive = (name: string, value: string | undefined, integer: boolean) => {
-  const n = Number(value);
-  if (!(n > 0) || (integer && !Number.isInteger(n))) throw new Error(`--${name}: expected a positive ${integer ? 'whole ' : ''}number, got "${value}"`);
-  return n;
-};
-const rounds = positive('rounds', args.rounds, true);
-positive('duration', args.duration, false);
-positive('connections', args.connections, true);
-if (!(Number(args.warmup) >= 0)) throw new Error(`--warmup: expected a number of seconds, got "${args.warmup}"`);
-const scenarios = args.only!.split(',');
-for (const s of scenarios) if (!SCENARIOS.some((x) => x.id === s)) throw new Error(`--only: no scenario "${s}"`);
+const { rounds, scenarios } = checkRoundOptions(args);
 const busy = [
   0,
   ...args.busy!.split(',').map((b) => {
@@ -131,10 +115,6 @@ async function measure(scenario: string, subject: Subject): Promise<LoadResult> 
   }
 }
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[s.length >> 1]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
 
 const subjects: Subject[] = args.folio ? [...busy, 'Folio'] : busy;
 const label = (x: Subject) => (x === 'Folio' ? 'Folio' : `${x} µs`);
