@@ -32,6 +32,10 @@ describe('document search', () => {
       ids[name] = (await t.make.document(user.id, { title: d.title, content: d.content })).id;
       t.clock.advance(1000);
     }
+    // Someone else's document, so that the caller's scope does not hold every
+    // document and these searches match with its scope tokens, as most do
+    // (test/search-scope.test.ts covers searches without them).
+    await t.make.document((await t.make.user()).id, { title: 'Elsewhere', content: 'Kubernetes runbook of another user.' });
   });
   after(() => t.close());
 

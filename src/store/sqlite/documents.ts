@@ -11,7 +11,7 @@ import type {
 import type { Db } from './database.js';
 import { ftsMatch, projectToken, scopeTokens, wholeWords, withinScope } from './search.js';
 import { contentVisible, listBranches, projectVisible, type ScopeKind } from './visibility.js';
-import { everythingInScope, kindOf, viewerParams as params, viewerScopes } from './viewer-scope.js';
+import { everythingInScope, kindOf, MAX_SCOPE_TOKENS, viewerParams as params, viewerScopes } from './viewer-scope.js';
 import { newUuid } from '../../domain/ids.js';
 import { groupCommit } from './group-commit.js';
 import type { AccessCache } from './access-cache.js';
@@ -47,12 +47,6 @@ function tupleSummary(r: SummaryTuple | WalkedTuple): DocumentSummaryRow {
 const newestFirst = (a: WalkedTuple, b: WalkedTuple) =>
   a[SORT_AT] !== b[SORT_AT] ? (a[SORT_AT] < b[SORT_AT] ? 1 : -1) : a[0] < b[0] ? 1 : a[0] > b[0] ? -1 : 0;
 
-/**
- * A search restricted to scope tokens reads only the caller's matches; past
- * this many projects the query would grow too long, and the search reads all
- * matches, keeping the visible ones.
- */
-const MAX_SCOPE_TOKENS = 64;
 
 /** Documents: list and search, read, create, and atomic compare-and-replace. */
 export function documentQueries(db: Db, cache: AccessCache) {
@@ -232,7 +226,7 @@ export function documentQueries(db: Db, cache: AccessCache) {
       const tokens = scope === undefined ? [projectToken(projectId!)] : scope.tokens;
       const fts = ftsMatch(terms, whole.of(terms));
       // Asked again in this transaction: the cached answer may be older than another user's first document.
-      const everything = scope !== undefined && scope.heldEverything && holdsEverything(viewer);
+      const everything = scope !== undefined && scope.heldEverything && holdsEverything(viewer, tokens.length - 1);
       const match = tokens.length <= MAX_SCOPE_TOKENS && !everything ? withinScope(fts, tokens) : fts;
       const rows: WalkedTuple[] = [];
       // The `limit` newest sort times seen, newest first.

@@ -2,7 +2,7 @@ import type { Viewer } from '../store.js';
 import type { AccessCache } from './access-cache.js';
 import type { Db } from './database.js';
 import { outsideProjectsToken, projectToken, workspaceToken } from './search.js';
-import { projectVisible, sharedProjectIds, type ScopeKind } from './visibility.js';
+import { sharedProjectIds, type ScopeKind } from './visibility.js';
 
 export const kindOf = (v: Viewer): ScopeKind => (v.orgId === null ? 'personal' : 'org');
 export const viewerParams = (v: Viewer) => ({ uid: v.userId, oid: v.orgId });
@@ -19,9 +19,11 @@ export interface ViewerScope {
   tokens: string[];
   /**
    * Whether the scope held every document when it was read
-   * (everythingInScope). Documents are never moved or removed, so a scope
-   * that did not hold them all never will until the cache is dropped; one
-   * that did is asked again before a search goes without its tokens.
+   * (everythingInScope); false past MAX_SCOPE_TOKENS, where searches go
+   * without tokens anyway. Documents are never moved or removed, and
+   * projects and shares are written by operator commands, which drop the
+   * cache: a scope that did not hold every document will not until then.
+   * One that did is asked again before a search goes without its tokens.
    */
   heldEverything: boolean;
 }
@@ -49,28 +51,42 @@ export function viewerScopes(db: Db, cache: AccessCache): (viewer: Viewer) => Vi
         projects: JSON.stringify(ids),
         shared: ids.length > 0,
         tokens: [own, ...ids.map(projectToken)],
-        heldEverything: holdsEverything(viewer),
+        // Past MAX_SCOPE_TOKENS a search goes without tokens anyway.
+        heldEverything: ids.length < MAX_SCOPE_TOKENS && holdsEverything(viewer, ids.length),
       };
     });
 }
 
 /**
- * Whether a viewer's scope holds every document: none lies outside its
- * workspace and, in a team, the caller sees every project of it. A search
- * then matches without scope tokens, whose AND took up to half of a
- * single user's searches' SQL (bench/README.md); each row found is still
- * checked against the visibility rules. Two index seeks, and in a team a
- * look at each of its projects: about 3 µs.
+ * A search restricted to scope tokens reads only the caller's matches; past
+ * this many tokens (the workspace's and one per project beyond it) the query
+ * would grow too long, and the search reads all matches, keeping the
+ * visible ones.
  */
-export function everythingInScope(db: Db): (viewer: Viewer) => boolean {
+export const MAX_SCOPE_TOKENS = 64;
+
+/**
+ * Whether a viewer's scope holds every document: none lies outside its
+ * workspace and, in a team, the team has no project beyond the `seen` ones
+ * the caller sees (sharedProjectIds; the scope is null for a non-member). A
+ * search then matches without scope tokens, whose AND took up to half of a
+ * single user's searches' SQL (bench/README.md); each row found is still
+ * checked against the visibility rules. Two index seeks, and in a team at
+ * most `seen` + 1 steps along its projects: asked only when the search
+ * would otherwise use its tokens, so `seen` is under MAX_SCOPE_TOKENS.
+ */
+export function everythingInScope(db: Db): (viewer: Viewer, seen: number) => boolean {
   const outside = (w: string) =>
     `NOT EXISTS (SELECT 1 FROM documents WHERE workspace_id < ${w}) AND NOT EXISTS (SELECT 1 FROM documents WHERE workspace_id > ${w})`;
   const holds = {
     personal: db.prepare(`SELECT 1 WHERE ${outside('@uid')}`),
     org: db.prepare(
       `SELECT 1 WHERE ${outside('@oid')}
-         AND NOT EXISTS (SELECT 1 FROM projects op WHERE op.workspace_id = @oid AND NOT ${projectVisible.org('op')})`,
+         AND NOT EXISTS (SELECT 1 FROM projects WHERE workspace_id = @oid LIMIT 1 OFFSET @seen)`,
     ),
   };
-  return (viewer) => holds[kindOf(viewer)].get(viewerParams(viewer)) !== undefined;
+  return (viewer, seen) =>
+    viewer.orgId === null
+      ? holds.personal.get({ uid: viewer.userId }) !== undefined
+      : holds.org.get({ oid: viewer.orgId, seen }) !== undefined;
 }
