@@ -11,13 +11,14 @@
  * With `--folio`, each round measures Folio too (the working tree, as `npm
  * run bench` starts it, on a copy of the data set), so that its share can
  * be read against the ladder's.
- * It uses the responses captured by the newest `npm run bench` (its
- * captured.json) and that run's data set, for the load generator's requests.
+ * It uses the responses captured by the newest finished `npm run bench` of
+ * the same data set (its captured.json), and that data set for the load
+ * generator's requests.
  * Each round measures every amount of work in turn, in alternating order;
  * the shares are of the same round's plain ceiling (0 µs), their medians
  * printed at the end.
  */
-import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { LoadResult, LoadSpec } from './load.js';
@@ -69,9 +70,15 @@ const manifestFile = join(RESULTS, 'data', `docs-${args.docs}.json`);
 if (!existsSync(dbFile) || !existsSync(manifestFile)) {
   throw new Error(`no data set of ${args.docs} documents: run "npm run bench -- --docs ${args.docs} --only me" first`);
 }
+/** A finished run over the data set of --docs documents: its captured responses answer the requests made from that data set's manifest. */
+function capturedFor(dir: string): boolean {
+  const results = join(RESULTS, dir, 'results.json');
+  if (!existsSync(join(RESULTS, dir, 'captured.json')) || !existsSync(results)) return false;
+  return (JSON.parse(readFileSync(results, 'utf8')) as { options?: { docs?: number } }).options?.docs === Number(args.docs);
+}
 // Run directories are named by their start time, so the newest sorts last.
-const runs = existsSync(RESULTS) ? readdirSync(RESULTS).filter((d) => /^\d{4}-/.test(d) && existsSync(join(RESULTS, d, 'captured.json'))) : [];
-if (runs.length === 0) throw new Error('no captured responses: run "npm run bench" first');
+const runs = existsSync(RESULTS) ? readdirSync(RESULTS).filter((d) => /^\d{4}-/.test(d) && capturedFor(d)) : [];
+if (runs.length === 0) throw new Error(`no finished run of ${args.docs} documents with captured responses: run "npm run bench -- --docs ${args.docs}" first`);
 const bookFile = join(RESULTS, runs.sort().at(-1)!, 'captured.json');
 say(`responses: ${bookFile}`);
 
