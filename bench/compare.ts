@@ -17,13 +17,13 @@
  * schema: one with another would upgrade, or refuse, the shared copy.
  */
 import { spawnSync, type ChildProcess } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { LoadResult, LoadSpec } from './load.js';
-import { build, folioEnv, freePort, loadProcess, pinnedNode, run, startFlags, waitFor } from './processes.js';
+import { build, folioEnv, freePort, freshCopy, loadProcess, pinnedNode, run, startFlags, waitFor } from './processes.js';
 import { failures } from './report.js';
-import { checkRoundOptions, median, ROUND_ARGS } from './rounds.js';
+import { checkRoundOptions, median, ROUND_ARGS, savedDataSet } from './rounds.js';
 import { SCENARIOS } from './scenarios.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -63,11 +63,7 @@ const extraEnv = Object.fromEntries(
   }),
 );
 
-const pristine = join(RESULTS, 'data', `docs-${args.docs}.db`);
-const manifestFile = join(RESULTS, 'data', `docs-${args.docs}.json`);
-if (!existsSync(pristine) || !existsSync(manifestFile)) {
-  throw new Error(`no data set of ${args.docs} documents: run "npm run bench -- --docs ${args.docs} --only me" first`);
-}
+const { db: pristine, manifestFile } = savedDataSet(RESULTS, args.docs!);
 
 mkdirSync(WORK, { recursive: true });
 const baseDir = join(WORK, 'base');
@@ -96,8 +92,7 @@ interface Server {
  * as another process's commits, as a second instance's would be.
  */
 const db = join(WORK, 'folio.db');
-for (const suffix of ['', '-wal', '-shm']) rmSync(db + suffix, { force: true });
-copyFileSync(pristine, db);
+freshCopy(pristine, db);
 
 async function start(name: 'base' | 'tree', env: Record<string, string>): Promise<Server> {
   const port = await freePort();

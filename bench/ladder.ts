@@ -18,13 +18,13 @@
  * the shares are of the same round's plain ceiling (0 µs), their medians
  * printed at the end.
  */
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { LoadResult, LoadSpec } from './load.js';
-import { build, folioEnv, freePort, loadProcess, pinnedNode, startFlags, waitFor } from './processes.js';
+import { build, folioEnv, freePort, freshCopy, loadProcess, pinnedNode, startFlags, waitFor } from './processes.js';
 import { failures } from './report.js';
-import { checkRoundOptions, median, ROUND_ARGS } from './rounds.js';
+import { checkRoundOptions, median, ROUND_ARGS, savedDataSet } from './rounds.js';
 import { SCENARIOS } from './scenarios.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -48,7 +48,7 @@ if (args.help) {
   --rounds N        rounds, each measuring every amount of work (default 3)
   --duration S      measured seconds per measurement (default 5)
   --warmup S        warm-up seconds before each measurement (default 1)
-  --docs N          the data set of the newest npm run bench (default 100000)
+  --docs N          the data set of an earlier npm run bench, and its newest finished run's responses (default 100000)
   --connections N   concurrent connections (default 50)
 `);
   process.exit(0);
@@ -65,11 +65,8 @@ const busy = [
   }),
 ].filter((b, i, all) => all.indexOf(b) === i);
 
-const dbFile = join(RESULTS, 'data', `docs-${args.docs}.db`);
-const manifestFile = join(RESULTS, 'data', `docs-${args.docs}.json`);
-if (!existsSync(dbFile) || !existsSync(manifestFile)) {
-  throw new Error(`no data set of ${args.docs} documents: run "npm run bench -- --docs ${args.docs} --only me" first`);
-}
+const { db: dbFile, manifestFile } = savedDataSet(RESULTS, args.docs!);
+
 /** A finished run over the data set of --docs documents: its captured responses answer the requests made from that data set's manifest. */
 function capturedFor(dir: string): boolean {
   const results = join(RESULTS, dir, 'results.json');
@@ -95,8 +92,7 @@ function startServer(subject: Subject, port: number) {
   if (subject !== 'Folio') {
     return pinnedNode(args['server-core']!, [join(builtDir, 'bench', 'ceiling.js'), bookFile, String(port), String(subject)], process.env, 'ignore');
   }
-  for (const suffix of ['', '-wal', '-shm']) rmSync(folioDb + suffix, { force: true });
-  copyFileSync(dbFile, folioDb);
+  freshCopy(dbFile, folioDb);
   return pinnedNode(args['server-core']!, [...startFlags(), join(builtDir, 'src', 'cli', 'index.js'), 'serve'], folioEnv(folioDb, port, 'info'), 'ignore');
 }
 
@@ -121,7 +117,6 @@ async function measure(scenario: string, subject: Subject): Promise<LoadResult> 
     if (child.exitCode === null) await new Promise((done) => child.once('exit', done));
   }
 }
-
 
 const subjects: Subject[] = args.folio ? [...busy, 'Folio'] : busy;
 const label = (x: Subject) => (x === 'Folio' ? 'Folio' : `${x} µs`);

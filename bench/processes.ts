@@ -1,6 +1,6 @@
-/** What the benchmark's scripts share to start servers: a free port, Node's flags as deployed, waiting until one answers. */
+/** What the benchmark's scripts share: building Folio, fresh copies of a data set, starting servers pinned to a core (a free port, Node's flags as deployed, waiting until one answers) and running the load generator. */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { LoadResult, LoadSpec } from './load.js';
@@ -22,6 +22,17 @@ export function freePort(): Promise<number> {
 export function startFlags(): string[] {
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
   return pkg.scripts.start.split(/\s+/).filter((a) => a.startsWith('--'));
+}
+
+/** Removes a SQLite database and its log files. */
+export function removeDatabase(file: string) {
+  for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true });
+}
+
+/** A fresh copy of a data set's database at `target`, with no log files of an earlier copy left beside it. */
+export function freshCopy(pristine: string, target: string) {
+  removeDatabase(target);
+  copyFileSync(pristine, target);
 }
 
 /** Runs a command to its end, its output shown; throws if it fails. */

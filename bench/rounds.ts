@@ -1,4 +1,6 @@
 /** What bench/compare.ts and bench/ladder.ts share: their measurement options, checked, and the median of rounds. */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { SCENARIOS } from './scenarios.js';
 
 /** The command-line options both tools take, for node:util's parseArgs; each adds its own and its number of rounds. */
@@ -36,6 +38,16 @@ export function checkRoundOptions(args: RoundOptions): { rounds: number; scenari
   const scenarios = (args.only ?? '').split(',');
   for (const s of scenarios) if (!SCENARIOS.some((x) => x.id === s)) throw new Error(`--only: no scenario "${s}"`);
   return { rounds, scenarios };
+}
+
+/** The data set of `docs` documents an earlier `npm run bench` saved under `results` (bench/results): its database and manifest. */
+export function savedDataSet(results: string, docs: string): { db: string; manifestFile: string } {
+  const db = join(results, 'data', `docs-${docs}.db`);
+  const manifestFile = join(results, 'data', `docs-${docs}.json`);
+  if (!existsSync(db) || !existsSync(manifestFile)) {
+    throw new Error(`no data set of ${docs} documents: run "npm run bench -- --docs ${docs} --only me" first`);
+  }
+  return { db, manifestFile };
 }
 
 export function median(xs: number[]): number {

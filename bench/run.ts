@@ -6,9 +6,9 @@
  * scenario against Folio and against the ceiling (a bare node:http server
  * replaying Folio's own responses on the same core).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -16,7 +16,7 @@ import Database from 'better-sqlite3';
 import { bookKey, type Captured, type ResponseBook } from './ceiling.js';
 import { generate, type Manifest } from './generate.js';
 import type { LoadResult, LoadSpec } from './load.js';
-import { folioEnv, freePort, loadProcess, pinnedNode, startFlags, waitFor, withRss } from './processes.js';
+import { build, folioEnv, freePort, freshCopy, loadProcess, pinnedNode, removeDatabase, startFlags, waitFor, withRss } from './processes.js';
 import { formatMarkdown, formatTable, type RunReport, type ScenarioReport } from './report.js';
 import { readRequests, requestSource, SCENARIOS, writeBodies, type Req } from './scenarios.js';
 
@@ -78,11 +78,9 @@ mkdirSync(runDir, { recursive: true });
 
 // --- Build ------------------------------------------------------------------
 
-async function build() {
+function compile() {
   say('build: compiling Folio and the benchmark…');
-  const tsc = spawn(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'bench/tsconfig.json'], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
-  const code = await new Promise<number | null>((done) => tsc.on('exit', done));
-  if (code !== 0) throw new Error('the TypeScript build failed');
+  build(ROOT);
 }
 
 // --- Data -------------------------------------------------------------------
@@ -113,11 +111,6 @@ async function dataSet(): Promise<{ pristine: string; manifest: Manifest; manife
   writeFileSync(manifestFile, JSON.stringify({ ...manifest, fingerprint: print }));
   say(`data: ${options.docs} documents in ${manifest.seconds.toFixed(1)} s, ${(statSync(pristine).size / 1e6).toFixed(0)} MB`);
   return { pristine, manifest, manifestFile };
-}
-
-function freshCopy(pristine: string, target: string) {
-  for (const suffix of ['', '-wal', '-shm']) rmSync(target + suffix, { force: true });
-  copyFileSync(pristine, target);
 }
 
 // --- Processes ----------------------------------------------------------------
@@ -227,7 +220,7 @@ async function capture(folio: Server, manifest: Manifest, dbFile: string): Promi
 
 // --- The run ------------------------------------------------------------------
 
-await build();
+compile();
 const { pristine, manifest, manifestFile } = await dataSet();
 const dbFile = join(runDir, 'folio.db');
 freshCopy(pristine, dbFile);
@@ -280,5 +273,5 @@ writeFileSync(join(runDir, 'results.json'), `${JSON.stringify(report, null, 2)}\
 writeFileSync(join(runDir, 'results.md'), formatMarkdown(report));
 copyFileSync(join(runDir, 'results.json'), join(RESULTS, 'latest.json'));
 copyFileSync(join(runDir, 'results.md'), join(RESULTS, 'latest.md'));
-for (const suffix of ['', '-wal', '-shm']) rmSync(dbFile + suffix, { force: true });
+removeDatabase(dbFile);
 process.stdout.write(`\n${formatTable(reports)}\n\nResults: ${join(runDir, 'results.md')}\n`);

@@ -41,6 +41,7 @@ function dropScopeTokens(db: Db, id: string) {
   );
   db.prepare(`INSERT INTO documents_fts (rowid, title, content, scope) VALUES (?, ?, ?, '')`).run(r.seq, r.title, r.content);
 }
+
 async function withStore(body: (ctx: { db: Db; store: Store; make: ReturnType<typeof factories> }) => Promise<void>) {
   const dir = mkdtempSync(join(tmpdir(), 'folio-scope-'));
   const db = openDatabase(join(dir, 'folio.db'));
@@ -60,7 +61,7 @@ const search = async (store: Store, viewer: Viewer, word: string) =>
 describe('a scope that holds every document', () => {
   it('is a lone user\'s personal workspace, own projects included, until another workspace has a document', async () => {
     await withStore(async ({ db, make }) => {
-            const solo = await make.user();
+      const solo = await make.user();
       const me: Viewer = { userId: solo.id, orgId: null };
       assert.equal(holdsEverything(db, me), true, 'an empty database');
       const project = await make.project(solo.id);
@@ -79,7 +80,7 @@ describe('a scope that holds every document', () => {
 
   it('is a team that owns every document and whose projects the caller all sees', async () => {
     await withStore(async ({ db, make }) => {
-            const ana = await make.user();
+      const ana = await make.user();
       const ben = await make.user();
       const team = await make.org({ members: [ana.id, ben.id] });
       const inTeam = (u: { id: string }): Viewer => ({ userId: u.id, orgId: team.id });

@@ -47,7 +47,6 @@ function tupleSummary(r: SummaryTuple | WalkedTuple): DocumentSummaryRow {
 const newestFirst = (a: WalkedTuple, b: WalkedTuple) =>
   a[SORT_AT] !== b[SORT_AT] ? (a[SORT_AT] < b[SORT_AT] ? 1 : -1) : a[0] < b[0] ? 1 : a[0] > b[0] ? -1 : 0;
 
-
 /** Documents: list and search, read, create, and atomic compare-and-replace. */
 export function documentQueries(db: Db, cache: AccessCache) {
   const index = searchIndexWriter(db);
@@ -104,9 +103,8 @@ export function documentQueries(db: Db, cache: AccessCache) {
     }
     return stmt;
   }
-  const scopeOf = viewerScopes(db, cache);
-
   const holdsEverything = everythingInScope(db);
+  const scopeOf = viewerScopes(db, cache, holdsEverything);
 
   const getStmt = {
     personal: db.prepare(docSelect(contentVisible.personal('d'))),

@@ -34,13 +34,16 @@ export interface ViewerScope {
  * only by operator commands, which drop it. (Lists check membership again in
  * SQL, searches every row found.)
  */
-export function viewerScopes(db: Db, cache: AccessCache): (viewer: Viewer) => ViewerScope | null {
+export function viewerScopes(
+  db: Db,
+  cache: AccessCache,
+  holdsEverything = everythingInScope(db),
+): (viewer: Viewer) => ViewerScope | null {
   const memberStmt = db.prepare('SELECT 1 FROM memberships WHERE org_id = @oid AND user_id = @uid');
   const sharedProjects = {
     personal: db.prepare(sharedProjectIds.personal).pluck(),
     org: db.prepare(sharedProjectIds.org).pluck(),
   };
-  const holdsEverything = everythingInScope(db);
   return (viewer) =>
     cache.get(`scope:${viewer.userId}:${viewer.orgId ?? ''}`, () => {
       const p = viewerParams(viewer);
