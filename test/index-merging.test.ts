@@ -69,6 +69,35 @@ describe('search index merging', () => {
       await reopened.close();
     }));
 
+  it('paces the background merging apart from the checkpoints: at most one step every everyMs', () =>
+    withUserStore(async ({ file, store, viewer, now }) => {
+      for (let i = 0; i < 1000 && (i < 200 || segments(file) < 6); i++) await writeNote(store, viewer, i, now);
+      await store.close();
+      // Steps of one page, checkpoints every 5 ms: unpaced, a step would run every 5 ms.
+      const server = openSqliteStore(file, { background: { intervalMs: 5, tidying: { idleMs: 50, pages: 1, everyMs: 400 } } });
+      const watcher = new Database(file, { readonly: true });
+      try {
+        // Each step commits on the thread's connection, which another connection sees as a new
+        // data_version: one or two changes a step in trials.
+        const version = watcher.prepare('PRAGMA data_version').pluck();
+        let last = version.get();
+        let changes = 0;
+        const start = Date.now();
+        while (Date.now() - start < 800) {
+          await sleep(2);
+          const v = version.get();
+          if (v !== last) changes++;
+          last = v;
+        }
+        assert.ok(changes >= 1, 'the thread merged');
+        // Two steps at most, 400 ms apart; unpaced, 16-18 changes were seen.
+        assert.ok(changes <= 4, `${changes} changes in 800 ms`);
+      } finally {
+        watcher.close();
+        await server.close();
+      }
+    }));
+
   it('merges further in the background once writes stop, leaving nothing to merge and the same results', () =>
     withUserStore(async ({ file, dir, store, viewer, now }) => {
       // Single commits until the writes' own merging has left several segments.
