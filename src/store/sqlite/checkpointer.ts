@@ -97,8 +97,8 @@ export interface BackgroundOptions {
  * Checkpoints every 20 ms. Under the benchmark's load of edits at 100,000
  * documents the serving connection's commits took p50 2.5 ms either way, but
  * p99 30-37 ms with checkpoints every 100 ms against 13-17 ms every 20 ms
- * (four runs each; bench/README.md). With nothing to copy, a checkpoint is a
- * few system calls.
+ * (four runs each; bench/README.md). With nothing to copy, a checkpoint took
+ * 4.8 µs (two fcntl calls), about 0.02 % of a core at this pace.
  */
 export const CHECKPOINT_INTERVAL_MS = 20;
 
