@@ -113,7 +113,7 @@ describe('search index merging', () => {
       assert.ok(tidySearchIndex(copy) > 0, 'the writes left merging to do');
       copy.close();
 
-      const server = openSqliteStore(file, { background: { intervalMs: 10, tidying: { idleMs: 100, pages: 20 } } });
+      const server = openSqliteStore(file, { background: { intervalMs: 10, tidying: { idleMs: 100, pages: 20, everyMs: 10 } } });
       try {
         // A write while the thread may be merging waits for it or goes first; either way it is written.
         await sleep(150);

@@ -20,9 +20,9 @@ export const SERVING_AUTOCHECKPOINT_PAGES = 4000;
  * `intervalMs`, never waiting for a lock, until told to stop; and, once no
  * other connection has committed for `tidying.idleMs`, a step of merging the
  * search index at most every `tidying.everyMs` too, until there is nothing
- * left to merge (index-tidying.ts). `PRAGMA data_version` changes when another connection
- * commits (never for this one's own commits): that is how the thread tells
- * that writes have come. It is plain JavaScript given as text so that it
+ * left to merge (index-tidying.ts). `PRAGMA data_version` changes when
+ * another connection commits (never for this one's own commits): that is how
+ * the thread tells that writes have come. It is plain JavaScript given as text so that it
  * runs the same compiled and under tsx; the driver is loaded from where this
  * module found it, the statements come from index-tidying.ts.
  */
@@ -65,7 +65,7 @@ const timer = setInterval(() => {
       seen = version;
       quietSince = now;
       untidy = true;
-    } else if (untidy && now - quietSince >= tidying.idleMs && now - lastStep >= (tidying.everyMs ?? 0)) {
+    } else if (untidy && now - quietSince >= tidying.idleMs && now - lastStep >= tidying.everyMs) {
       lastStep = now;
       untidy = tidy.immediate();
     }
@@ -86,11 +86,8 @@ parentPort.once('message', () => {
 export interface BackgroundOptions {
   /** Time between checkpoints. */
   intervalMs?: number;
-  /**
-   * When and how much to merge the search index (index-tidying.ts), or false
-   * not to; steps are at least `everyMs` apart (default: every checkpoint).
-   */
-  tidying?: { idleMs: number; pages: number; everyMs?: number } | false;
+  /** When, how much and how often to merge the search index (index-tidying.ts), or false not to. */
+  tidying?: { idleMs: number; pages: number; everyMs: number } | false;
 }
 
 /**
