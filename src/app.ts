@@ -10,6 +10,7 @@ import { limitBodiesInFlight, type ByteBudget } from './http/body-budget.js';
 import { installErrorHandling } from './http/errors.js';
 import { registerOpenApi } from './http/openapi.js';
 import { hookList } from './http/route-hooks.js';
+import { coalesceWrites } from './http/write-coalescing.js';
 import { memoryLimiter, type Limiter } from './rate-limit/limiter.js';
 import type { Store } from './store/store.js';
 import { makeServices } from './api/services.js';
@@ -115,6 +116,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     reply.header('x-request-id', request.id);
     done();
   });
+  coalesceWrites(app);
 
   app.get('/healthz', async () => {
     await store.ping();

@@ -1,0 +1,62 @@
+import type { FastifyInstance } from 'fastify';
+
+/** The most finished responses held back at once; the one that reaches it writes them all. */
+export const MOST_HELD = 16;
+
+/**
+ * Read responses finished during one turn of the event loop are written
+ * together: each is held back when it is ready to go out, and the held ones
+ * are written, in the order they finished, when the turn's work is done
+ * (`setImmediate`) or when `most` of them are waiting, whichever is first.
+ * A lone request's response waits for nothing but the end of its own turn.
+ *
+ * Each write to a client on the same machine (a proxy in front of Folio,
+ * or a load generator) runs that client's side of TCP and wakes it; when
+ * the client has gone idle between two responses, waking its core costs
+ * the writing core dearly on a virtual machine (about 11 µs a wake-up on
+ * the benchmark's, a tenth of Folio's core under `GET /v1/me`). Written
+ * together, the responses of a turn wake the client once. Unbounded, the
+ * holding would make the server wait idle while the client answers a whole
+ * turn's responses at once; 16 at a time keeps both busy (bench/README.md,
+ * "Writing responses together").
+ *
+ * Writes are answered as they are: their responses already go out
+ * together, once their group commit returns (src/store/sqlite/group-commit.ts),
+ * and that happens at the end of a turn, where holding them would keep them
+ * until the end of the next one.
+ */
+export function coalesceWrites(app: FastifyInstance, most = MOST_HELD) {
+  let held: Array<() => void> = [];
+  let scheduled = false;
+
+  const writeHeld = () => {
+    const due = held;
+    held = [];
+    for (const write of due) {
+      try {
+        write();
+      } catch (err) {
+        // One response's failure must not leave the others unwritten.
+        app.log.error({ err }, 'writing a response failed');
+      }
+    }
+  };
+  const atTurnEnd = () => {
+    scheduled = false;
+    writeHeld();
+  };
+
+  app.addHook('onSend', (request, _reply, payload, done) => {
+    if (request.method !== 'GET' && request.method !== 'HEAD') {
+      done(null, payload);
+      return;
+    }
+    held.push(() => done(null, payload));
+    if (held.length >= most) {
+      writeHeld();
+    } else if (!scheduled) {
+      scheduled = true;
+      setImmediate(atTurnEnd);
+    }
+  });
+}

@@ -1,0 +1,61 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import Fastify from 'fastify';
+import { coalesceWrites, MOST_HELD } from '../src/http/write-coalescing.js';
+
+/** An app whose route and last onSend hook note, in order, when each request was handled and when its response went on to be written. */
+async function notingApp(most: number) {
+  const app = Fastify();
+  const events: string[] = [];
+  coalesceWrites(app, most);
+  app.addHook('onSend', (request, _reply, payload, done) => {
+    events.push(`written ${(request.query as { i: string }).i}`);
+    done(null, payload);
+  });
+  const handle = async (request: { query: unknown }) => {
+    events.push(`handled ${(request.query as { i: string }).i}`);
+    return { ok: true };
+  };
+  app.get('/r', handle);
+  app.post('/r', handle);
+  await app.ready();
+  return { app, events };
+}
+
+describe('coalesceWrites', () => {
+  it('writes the read responses finished in one turn together, at most `most` at a time, in order', async () => {
+    const { app, events } = await notingApp(4);
+    // Runs at the end of this turn, before the end-of-turn writing that the first response schedules.
+    setImmediate(() => events.push('turn ended'));
+    const responses = await Promise.all([1, 2, 3, 4, 5, 6].map((i) => app.inject(`/r?i=${i}`)));
+    assert.deepEqual(
+      responses.map((r) => r.json()),
+      Array(6).fill({ ok: true }),
+    );
+    // Every request was handled within the turn; the fourth held response wrote the first four.
+    assert.deepEqual(events.filter((e) => !e.startsWith('handled')), [
+      'written 1', 'written 2', 'written 3', 'written 4',
+      'turn ended',
+      'written 5', 'written 6',
+    ]);
+    assert.ok(events.indexOf('handled 6') < events.indexOf('turn ended'));
+    await app.close();
+  });
+
+  it('writes a lone response at the end of its own turn, not later', async () => {
+    const { app, events } = await notingApp(MOST_HELD);
+    setImmediate(() => setImmediate(() => events.push('next turn ended')));
+    const response = await app.inject('/r?i=1');
+    assert.equal(response.statusCode, 200);
+    await new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
+    assert.deepEqual(events, ['handled 1', 'written 1', 'next turn ended']);
+    await app.close();
+  });
+
+  it('answers writes at once: their responses already go out together after their group commit', async () => {
+    const { app, events } = await notingApp(4);
+    await Promise.all([1, 2, 3].map((i) => app.inject({ method: 'POST', url: `/r?i=${i}`, payload: {} })));
+    assert.deepEqual(events, ['handled 1', 'written 1', 'handled 2', 'written 2', 'handled 3', 'written 3']);
+    await app.close();
+  });
+});
