@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { DestinationStream } from 'pino';
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { Config } from './config.js';
@@ -28,8 +29,8 @@ export interface AppDeps {
   store: Store;
   limiter?: Limiter;
   clock?: Clock;
-  /** Where logs go (default: standard output). Tests pass a stream to read them. */
-  logStream?: NodeJS.WritableStream;
+  /** Where logs go (default: pino's, standard output). `folio serve` passes its own (src/logging/turn-destination.ts), tests a stream to read them. */
+  logStream?: DestinationStream;
 }
 
 declare module 'fastify' {

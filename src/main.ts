@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
+import { turnDestination } from './logging/turn-destination.js';
 import { openStore } from './store/open.js';
 
 /**
@@ -21,7 +22,10 @@ export async function serve(config: Config): Promise<FastifyInstance> {
           : `Folio: upgrading the database schema from version ${from} to ${to}; an upgrade that rebuilds the search index takes about 30 s per 100,000 documents…\n`,
       ),
   });
-  const app = await buildApp({ config, store });
+  // Log lines go out once per turn of the event loop; those of the last turn before an exit, at the exit.
+  const logStream = turnDestination();
+  process.once('exit', logStream.flush);
+  const app = await buildApp({ config, store, logStream });
   app.addHook('onClose', async () => {
     await store.close();
   });
