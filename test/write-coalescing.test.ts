@@ -1,5 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { Readable } from 'node:stream';
 import Fastify from 'fastify';
 import { coalesceWrites, MOST_HELD } from '../src/http/write-coalescing.js';
 
@@ -56,6 +57,50 @@ describe('coalesceWrites', () => {
     const { app, events } = await notingApp(4);
     await Promise.all([1, 2, 3].map((i) => app.inject({ method: 'POST', url: `/r?i=${i}`, payload: {} })));
     assert.deepEqual(events, ['handled 1', 'written 1', 'handled 2', 'written 2', 'handled 3', 'written 3']);
+    await app.close();
+  });
+
+  it('answers 500 rather than leaving the client waiting when writing a held response throws', async () => {
+    const app = Fastify();
+    coalesceWrites(app);
+    app.get('/bad-header', async (_request, reply) => {
+      reply.header('x-title', 'naïve ☃'); // Node refuses the header value when the response is written
+      return { ok: true };
+    });
+    const response = await app.inject('/bad-header');
+    assert.equal(response.statusCode, 500);
+    await app.close();
+  });
+
+  it('writes a response once when a handler sends it and the send is repeated while it is held', async () => {
+    const app = Fastify();
+    coalesceWrites(app);
+    let onSendRuns = 0;
+    app.addHook('onSend', async () => {
+      onSendRuns++;
+    });
+    app.get('/twice', async (_request, reply) => {
+      reply.send({ first: true });
+      reply.send({ second: true });
+    });
+    const response = await app.inject('/twice');
+    assert.equal(response.statusCode, 200);
+    assert.deepEqual(response.json(), { first: true });
+    assert.equal(onSendRuns, 1);
+    await app.close();
+  });
+
+  it('does not hold a streamed response, whose errors Fastify must be listening for at once', async () => {
+    const app = Fastify();
+    coalesceWrites(app);
+    app.get('/stream', async () => {
+      const stream = new Readable({ read() {} });
+      // Fails within the turn, before any end-of-turn writing.
+      queueMicrotask(() => queueMicrotask(() => stream.destroy(new Error('the source failed'))));
+      return stream;
+    });
+    const response = await app.inject('/stream');
+    assert.equal(response.statusCode, 500);
     await app.close();
   });
 });

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 
 /** The most finished responses held back at once; the one that reaches it writes them all. */
 export const MOST_HELD = 16;
@@ -23,21 +23,27 @@ export const MOST_HELD = 16;
  * Writes are answered as they are: their responses already go out
  * together, once their group commit returns (src/store/sqlite/group-commit.ts),
  * and that happens at the end of a turn, where holding them would keep them
- * until the end of the next one.
+ * until the end of the next one. Streamed responses are not held either.
  */
 export function coalesceWrites(app: FastifyInstance, most = MOST_HELD) {
-  let held: Array<() => void> = [];
+  let held: Array<{ reply: FastifyReply; write: () => void }> = [];
+  /** Replies whose response is held: a second send of one (a handler that sends and also returns) is dropped, as Fastify drops it once a response is out. */
+  const holding = new WeakSet<FastifyReply>();
   let scheduled = false;
 
   const writeHeld = () => {
     const due = held;
     held = [];
-    for (const write of due) {
+    for (const { reply, write } of due) {
+      holding.delete(reply);
       try {
         write();
       } catch (err) {
-        // One response's failure must not leave the others unwritten.
-        app.log.error({ err }, 'writing a response failed');
+        // What Fastify does when writing a response throws (a header value
+        // Node refuses, say): answer 500 if nothing went out yet, else drop
+        // the connection, so that no client is left waiting.
+        if (!reply.raw.headersSent) reply.send(err as Error);
+        else reply.raw.destroy(err as Error);
       }
     }
   };
@@ -46,12 +52,16 @@ export function coalesceWrites(app: FastifyInstance, most = MOST_HELD) {
     writeHeld();
   };
 
-  app.addHook('onSend', (request, _reply, payload, done) => {
-    if (request.method !== 'GET' && request.method !== 'HEAD') {
+  app.addHook('onSend', (request, reply, payload, done) => {
+    // A stream's errors are Fastify's to handle as soon as it has the stream.
+    const streamed = typeof (payload as { pipe?: unknown } | null)?.pipe === 'function';
+    if ((request.method !== 'GET' && request.method !== 'HEAD') || streamed) {
       done(null, payload);
       return;
     }
-    held.push(() => done(null, payload));
+    if (holding.has(reply)) return;
+    holding.add(reply);
+    held.push({ reply, write: () => done(null, payload) });
     if (held.length >= most) {
       writeHeld();
     } else if (!scheduled) {
