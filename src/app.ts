@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { DestinationStream } from 'pino';
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { Config } from './config.js';
@@ -12,6 +11,7 @@ import { installErrorHandling } from './http/errors.js';
 import { registerOpenApi } from './http/openapi.js';
 import { hookList } from './http/route-hooks.js';
 import { coalesceWrites } from './http/write-coalescing.js';
+import type { LogDestination } from './logging/turn-destination.js';
 import { memoryLimiter, type Limiter } from './rate-limit/limiter.js';
 import type { Store } from './store/store.js';
 import { makeServices } from './api/services.js';
@@ -30,7 +30,7 @@ export interface AppDeps {
   limiter?: Limiter;
   clock?: Clock;
   /** Where logs go (default: pino's, standard output). `folio serve` passes its own (src/logging/turn-destination.ts), tests a stream to read them. */
-  logStream?: DestinationStream;
+  logStream?: LogDestination;
 }
 
 declare module 'fastify' {

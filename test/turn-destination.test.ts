@@ -1,32 +1,98 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { turnDestination } from '../src/logging/turn-destination.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { RETRY_MS, turnDestination } from '../src/logging/turn-destination.js';
 
 const endOfTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+const eagain = () => Object.assign(new Error('resource temporarily unavailable'), { code: 'EAGAIN' });
+
+/** A standard output that records what it took, and refuses writes while `full` is set. */
+function fakeOutput() {
+  const out = { writes: [] as string[], full: false, attempts: 0, most: Infinity };
+  const write = (bytes: Buffer) => {
+    out.attempts++;
+    if (out.full) throw eagain();
+    const n = Math.min(bytes.length, out.most);
+    out.writes.push(bytes.subarray(0, n).toString());
+    return n;
+  };
+  return { out, write };
+}
 
 describe('turnDestination', () => {
   it("writes a turn's lines together, in order, once the turn's work is done", async () => {
-    const writes: string[] = [];
-    const log = turnDestination({ write: (text: string) => writes.push(text) });
+    const { out, write } = fakeOutput();
+    const log = turnDestination({ write });
     log.write('{"msg":"a"}\n');
     log.write('{"msg":"b"}\n');
     log.write('{"msg":"c"}\n');
-    assert.deepEqual(writes, [], 'nothing is written during the turn');
+    assert.deepEqual(out.writes, [], 'nothing is written during the turn');
     await endOfTurn();
-    assert.deepEqual(writes, ['{"msg":"a"}\n{"msg":"b"}\n{"msg":"c"}\n']);
+    assert.deepEqual(out.writes, ['{"msg":"a"}\n{"msg":"b"}\n{"msg":"c"}\n']);
 
     log.write('{"msg":"d"}\n');
     await endOfTurn();
-    assert.deepEqual(writes.slice(1), ['{"msg":"d"}\n'], 'a lone line goes out at the end of its own turn');
+    assert.deepEqual(out.writes.slice(1), ['{"msg":"d"}\n'], 'a lone line goes out at the end of its own turn');
   });
 
-  it('flush writes the lines held back at once, and the end of the turn then has nothing left to write', async () => {
-    const writes: string[] = [];
-    const log = turnDestination({ write: (text: string) => writes.push(text) });
+  it('keeps what a full pipe refuses, and what comes after, and writes it all in order once the pipe takes it', async () => {
+    const { out, write } = fakeOutput();
+    const log = turnDestination({ write });
+    out.full = true;
+    log.write('{"msg":"a"}\n');
+    await endOfTurn();
+    log.write('{"msg":"b"}\n');
+    await endOfTurn();
+    assert.deepEqual(out.writes, []);
+    assert.equal(out.attempts, 1, 'the later turn queues behind the refused text instead of trying again at once');
+
+    out.full = false;
+    out.most = 5; // and the pipe takes only part of each write
+    await sleep(RETRY_MS * 3);
+    assert.equal(out.writes.join(''), '{"msg":"a"}\n{"msg":"b"}\n');
+  });
+
+  it('drops new lines past its limit while the pipe takes nothing, then says how many', async () => {
+    const { out, write } = fakeOutput();
+    const line = '{"msg":"0123456789"}\n'; // 21 bytes
+    const log = turnDestination({ write, mostPending: 50, now: () => 1234 });
+    out.full = true;
+    for (let i = 0; i < 5; i++) {
+      log.write(line);
+      await endOfTurn();
+    }
+    out.full = false;
+    await sleep(RETRY_MS * 3);
+    assert.equal(
+      out.writes.join(''),
+      line + line + '{"level":40,"time":1234,"msg":"3 log lines dropped: standard output took nothing for too long"}\n',
+    );
+  });
+
+  it('drops lines silently once standard output is closed', async () => {
+    const log = turnDestination({
+      write: () => {
+        throw Object.assign(new Error('broken pipe'), { code: 'EPIPE' });
+      },
+    });
+    log.write('{"msg":"nobody reads this"}\n');
+    await endOfTurn();
+    log.write('{"msg":"nor this"}\n');
+    log.flush();
+  });
+
+  it('flush writes the held and the waiting lines at once, and the end of the turn then has nothing left to write', async () => {
+    const { out, write } = fakeOutput();
+    const log = turnDestination({ write });
+    out.full = true;
+    log.write('{"msg":"waiting"}\n');
+    await endOfTurn();
+    out.full = false;
     log.write('{"msg":"last words"}\n');
     log.flush();
-    assert.deepEqual(writes, ['{"msg":"last words"}\n']);
+    assert.deepEqual(out.writes, ['{"msg":"waiting"}\n', '{"msg":"last words"}\n']);
     await endOfTurn();
-    assert.deepEqual(writes, ['{"msg":"last words"}\n']);
+    await sleep(RETRY_MS * 2);
+    assert.equal(out.writes.length, 2);
   });
 });

@@ -1,38 +1,123 @@
-import pino, { type DestinationStream } from 'pino';
+import { writeSync } from 'node:fs';
 
-export interface TurnDestination extends DestinationStream {
-  /** Writes the lines held back at once (for the process's `exit`). */
+/** Most bytes of log lines kept while standard output takes nothing; past it, lines are dropped and counted. */
+export const MOST_PENDING_BYTES = 8 * 1024 * 1024;
+/** How soon a write that standard output refused (full pipe) is tried again. */
+export const RETRY_MS = 10;
+/** At exit, how long to keep trying to write what is left before giving up. */
+const EXIT_TRIES = 100;
+
+/** Where the logger writes its lines (a pino destination). */
+export interface LogDestination {
+  write(line: string): void;
+}
+
+export interface TurnDestination extends LogDestination {
+  /** Writes at once what is held and what is waiting, retrying for up to a second (for the process's `exit`). */
   flush(): void;
 }
+
+/** Writes some of `bytes` and says how many; throws as `fs.writeSync` does (`EAGAIN` when a pipe is full). */
+export type WriteBytes = (bytes: Buffer) => number;
+
+const errorCode = (err: unknown) => (err as { code?: unknown } | null)?.code;
 
 /**
  * The server's log destination: each line is held back until the current
  * turn of the event loop has done its work (`setImmediate`), and then the
- * turn's lines go out together in one synchronous write to `dest`, by
- * default standard output through pino's own destination (which retries a
- * write to a full pipe). A lone line waits for nothing but the end of its
- * turn; `flush` writes what is held at once, for the process's `exit`.
+ * turn's lines go out together in one synchronous write to standard output.
+ * A lone line waits for nothing but the end of its turn.
+ *
+ * When standard output is a pipe that is full (its reader is slow) the
+ * write is refused (`EAGAIN`): what was not written waits, later lines
+ * queue behind it, and the write is tried again every 10 ms, while the
+ * server goes on serving. Past 8 MiB waiting, new lines are dropped, and
+ * a line saying how many follows once the pipe takes writes again. A
+ * closed standard output (`EPIPE`) drops lines silently, as pino does.
  *
  * Why: pino's default destination writes from Node's thread pool, whose
  * threads take turns with the request thread on a server held to one core,
  * and while a write is under way it adds each new line to the waiting text,
  * measuring that text's length again each time. Under `GET /v1/me` load
- * the server's core switched threads half as often with this destination,
- * and `me` ran 6 % faster (bench/README.md, "Log lines").
+ * the server's core switched threads half as often with one write a turn,
+ * and `me` ran 6 % faster (bench/README.md, "Log lines"). pino's own
+ * synchronous destination would do the same, but it answers a full pipe by
+ * stopping the whole thread for 100 ms at a time.
  */
-export function turnDestination(dest: DestinationStream = pino.destination({ dest: 1, sync: true })): TurnDestination {
+export function turnDestination(
+  options: { write?: WriteBytes; mostPending?: number; now?: () => number } = {},
+): TurnDestination {
+  const write = options.write ?? ((bytes: Buffer) => writeSync(1, bytes));
+  const mostPending = options.mostPending ?? MOST_PENDING_BYTES;
+  const now = options.now ?? Date.now;
+
   let lines: string[] = [];
-  const flush = () => {
-    if (lines.length === 0) return;
-    const text = lines.length === 1 ? lines[0]! : lines.join('');
-    lines = [];
-    dest.write(text);
+  /** Text refused by standard output so far, oldest first. */
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  let dropped = 0;
+  let retrying = false;
+
+  /** Writes what is waiting, as far as standard output takes it; false if some is still waiting. */
+  const drain = (): boolean => {
+    while (pending.length > 0) {
+      const head = pending[0]!;
+      let written: number;
+      try {
+        written = write(head);
+      } catch (err) {
+        if (errorCode(err) === 'EAGAIN') return false;
+        if (errorCode(err) !== 'EPIPE') throw err;
+        written = head.length; // nobody reads standard output any more
+      }
+      pendingBytes -= written;
+      if (written < head.length) pending[0] = head.subarray(written);
+      else pending.shift();
+      if (pending.length === 0 && dropped > 0) {
+        const note = `{"level":40,"time":${now()},"msg":"${dropped} log lines dropped: standard output took nothing for too long"}\n`;
+        dropped = 0;
+        pending.push(Buffer.from(note));
+        pendingBytes += pending[0]!.length;
+      }
+    }
+    return true;
   };
+
+  const retryLater = () => {
+    if (retrying) return;
+    retrying = true;
+    setTimeout(() => {
+      retrying = false;
+      if (!drain()) retryLater();
+    }, RETRY_MS);
+  };
+
+  /** Queues the held lines behind what is waiting. */
+  const takeLines = () => {
+    if (lines.length === 0) return;
+    const bytes = Buffer.from(lines.length === 1 ? lines[0]! : lines.join(''));
+    if (pendingBytes > 0 && pendingBytes + bytes.length > mostPending) dropped += lines.length;
+    else {
+      pending.push(bytes);
+      pendingBytes += bytes.length;
+    }
+    lines = [];
+  };
+
+  const atTurnEnd = () => {
+    takeLines();
+    if (!retrying && !drain()) retryLater();
+  };
+
   return {
     write(line: string) {
-      if (lines.length === 0) setImmediate(flush);
+      if (lines.length === 0) setImmediate(atTurnEnd);
       lines.push(line);
     },
-    flush,
+    flush() {
+      takeLines();
+      const pause = new Int32Array(new SharedArrayBuffer(4));
+      for (let i = 0; i < EXIT_TRIES && !drain(); i++) Atomics.wait(pause, 0, 0, RETRY_MS);
+    },
   };
 }
