@@ -94,5 +94,7 @@ describe('turnDestination', () => {
     await endOfTurn();
     await sleep(RETRY_MS * 2);
     assert.equal(out.writes.length, 2);
+    log.write('{"msg":"from a later exit handler"}\n');
+    assert.deepEqual(out.writes.slice(2), ['{"msg":"from a later exit handler"}\n'], 'after flush, lines go out as they come');
   });
 });

@@ -13,7 +13,7 @@ export interface LogDestination {
 }
 
 export interface TurnDestination extends LogDestination {
-  /** Writes at once what is held and what is waiting, retrying for up to a second (for the process's `exit`). */
+  /** Writes at once what is held and what is waiting, retrying for up to a second, and every later line as it comes (for the process's `exit`). */
   flush(): void;
 }
 
@@ -57,6 +57,8 @@ export function turnDestination(
   let pendingBytes = 0;
   let dropped = 0;
   let retrying = false;
+  /** Set by `flush` at exit: no turn is coming, so lines go out as they come. */
+  let exiting = false;
 
   /** Writes what is waiting, as far as standard output takes it; false if some is still waiting. */
   const drain = (): boolean => {
@@ -111,10 +113,17 @@ export function turnDestination(
 
   return {
     write(line: string) {
+      if (exiting) {
+        lines.push(line);
+        takeLines();
+        drain();
+        return;
+      }
       if (lines.length === 0) setImmediate(atTurnEnd);
       lines.push(line);
     },
     flush() {
+      exiting = true;
       takeLines();
       const pause = new Int32Array(new SharedArrayBuffer(4));
       for (let i = 0; i < EXIT_TRIES && !drain(); i++) Atomics.wait(pause, 0, 0, RETRY_MS);
