@@ -6,8 +6,8 @@ import { RETRY_MS, turnDestination } from '../src/logging/turn-destination.js';
 const endOfTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 const eagain = () => Object.assign(new Error('resource temporarily unavailable'), { code: 'EAGAIN' });
 
-/** A standard output that records what it took, and refuses writes while `full` is set. */
-function fakeOutput() {
+/** A destination onto a standard output that records what it took, and refuses writes while `full` is set. */
+function fakeOutput(options: Omit<Parameters<typeof turnDestination>[0], 'write'> = {}) {
   const out = { writes: [] as string[], full: false, attempts: 0, most: Infinity };
   const write = (bytes: Buffer) => {
     out.attempts++;
@@ -16,13 +16,12 @@ function fakeOutput() {
     out.writes.push(bytes.subarray(0, n).toString());
     return n;
   };
-  return { out, write };
+  return { out, log: turnDestination({ ...options, write }) };
 }
 
 describe('turnDestination', () => {
   it("writes a turn's lines together, in order, once the turn's work is done", async () => {
-    const { out, write } = fakeOutput();
-    const log = turnDestination({ write });
+    const { out, log } = fakeOutput();
     log.write('{"msg":"a"}\n');
     log.write('{"msg":"b"}\n');
     log.write('{"msg":"c"}\n');
@@ -36,8 +35,7 @@ describe('turnDestination', () => {
   });
 
   it('keeps what a full pipe refuses, and what comes after, and writes it all in order once the pipe takes it', async () => {
-    const { out, write } = fakeOutput();
-    const log = turnDestination({ write });
+    const { out, log } = fakeOutput();
     out.full = true;
     log.write('{"msg":"a"}\n');
     await endOfTurn();
@@ -53,9 +51,8 @@ describe('turnDestination', () => {
   });
 
   it('drops new lines past its limit while the pipe takes nothing, then says how many', async () => {
-    const { out, write } = fakeOutput();
+    const { out, log } = fakeOutput({ mostPending: 50, now: () => 1234 });
     const line = '{"msg":"0123456789"}\n'; // 21 bytes
-    const log = turnDestination({ write, mostPending: 50, now: () => 1234 });
     out.full = true;
     for (let i = 0; i < 5; i++) {
       log.write(line);
@@ -82,8 +79,7 @@ describe('turnDestination', () => {
   });
 
   it('flush writes the held and the waiting lines at once, and the end of the turn then has nothing left to write', async () => {
-    const { out, write } = fakeOutput();
-    const log = turnDestination({ write });
+    const { out, log } = fakeOutput();
     out.full = true;
     log.write('{"msg":"waiting"}\n');
     await endOfTurn();

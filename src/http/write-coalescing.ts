@@ -27,15 +27,12 @@ export const MOST_HELD = 16;
  */
 export function coalesceWrites(app: FastifyInstance, most = MOST_HELD) {
   let held: Array<{ reply: FastifyReply; write: () => void }> = [];
-  /** Replies whose response is held: a second send of one (a handler that sends and also returns) is dropped, as Fastify drops it once a response is out. */
-  const holding = new WeakSet<FastifyReply>();
   let scheduled = false;
 
   const writeHeld = () => {
     const due = held;
     held = [];
     for (const { reply, write } of due) {
-      holding.delete(reply);
       try {
         write();
       } catch (err) {
@@ -59,8 +56,9 @@ export function coalesceWrites(app: FastifyInstance, most = MOST_HELD) {
       done(null, payload);
       return;
     }
-    if (holding.has(reply)) return;
-    holding.add(reply);
+    // A second send of a held reply (a handler that sends and also returns)
+    // is dropped, as Fastify drops it once a response is out.
+    if (held.some((h) => h.reply === reply)) return;
     held.push({ reply, write: () => done(null, payload) });
     if (held.length >= most) {
       writeHeld();

@@ -76,10 +76,10 @@ export function turnDestination(
       if (written < head.length) pending[0] = head.subarray(written);
       else pending.shift();
       if (pending.length === 0 && dropped > 0) {
-        const note = `{"level":40,"time":${now()},"msg":"${dropped} log lines dropped: standard output took nothing for too long"}\n`;
+        const note = Buffer.from(`{"level":40,"time":${now()},"msg":"${dropped} log lines dropped: standard output took nothing for too long"}\n`);
         dropped = 0;
-        pending.push(Buffer.from(note));
-        pendingBytes += pending[0]!.length;
+        pending.push(note);
+        pendingBytes += note.length;
       }
     }
     return true;
