@@ -7,7 +7,7 @@ import { loadConfig, type Config } from '../src/config.js';
 import { generateKey, hashKey, lastFour } from '../src/domain/keys.js';
 import { openSqliteStore } from '../src/store/sqlite/store.js';
 import { assertContract } from './contract.js';
-import type { Store } from '../src/store/store.js';
+import type { Store, Viewer } from '../src/store/store.js';
 
 /** A controllable clock: starts at a fixed instant, moves only when told. */
 export function testClock(start = Date.parse('2026-03-01T12:00:00.000Z')) {
@@ -176,4 +176,10 @@ export async function call(
     json = undefined;
   }
   return { status: res.statusCode, headers: res.headers, body: json, raw: res.body };
+}
+
+/** A document as `GET /v1/documents/{id}` shows it to `viewer`, read from the store, or null. */
+export async function readDocument(store: Store, viewer: Viewer, id: string): Promise<{ contentMarkdown: string } | null> {
+  const body = await store.renderDocument(viewer, id, 'http://folio.test/documents/');
+  return body === null ? null : (JSON.parse(body.toString('utf8')) as { contentMarkdown: string });
 }

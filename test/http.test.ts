@@ -100,7 +100,7 @@ describe('failures and logs', () => {
       const key = (await t.make.key((await t.make.user()).id)).secret;
       const broken: Store = {
         ...t.store,
-        listDocuments: async () => {
+        renderDocumentPage: async () => {
           throw new Error('SQLITE_ERROR: no such column: d.secret_column in SELECT * FROM documents');
         },
       };

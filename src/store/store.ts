@@ -56,11 +56,6 @@ export interface DocumentSummaryRow {
   threadId: string | null;
 }
 
-export interface DocumentRow extends DocumentSummaryRow {
-  contentMarkdown: string;
-  project: ProjectRef | null;
-}
-
 export interface DocumentMutationRow {
   id: string;
   title: string;
@@ -152,7 +147,15 @@ export interface Store {
 
   // --- API: content, always scoped to the viewer ----------------------
   listDocuments(viewer: Viewer, query: ListDocumentsQuery): Promise<DocumentSummaryRow[]>;
-  getDocument(viewer: Viewer, id: string): Promise<DocumentRow | null>;
+  /**
+   * The same page as `listDocuments` without terms, as the JSON body of
+   * `GET /v1/documents` (`{documents, count}`), each document's `url` being
+   * `urls` followed by its id. The store writes the JSON: see
+   * sqlite/documents.ts.
+   */
+  renderDocumentPage(viewer: Viewer, query: { projectId?: string; limit: number }, urls: string): Promise<string>;
+  /** A document as the JSON body of `GET /v1/documents/{id}` (UTF-8), or null when the viewer does not see it. */
+  renderDocument(viewer: Viewer, id: string, urls: string): Promise<Buffer | null>;
   /** Null when the project is not visible to the viewer in its scope. */
   createDocument(viewer: Viewer, doc: NewDocument, now: string): Promise<DocumentMutationRow | null>;
   /** Compares `expectedUpdatedAt` and writes in one atomic step. */

@@ -1,0 +1,118 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { TSchema } from '@sinclair/typebox';
+import { Document, DocumentList } from '../src/api/documents/schemas.js';
+import { call, setup, type TestContext } from './helpers.js';
+
+/**
+ * GET /v1/documents and GET /v1/documents/{id} answer in JSON that SQLite
+ * writes (src/store/sqlite/documents.ts). These hold it to the bytes that
+ * Fastify's serializer of the route's response schema makes of the same
+ * data: the same fields in the same order and nothing else, the same
+ * escaping of every character.
+ */
+
+const CONTROL = Array.from({ length: 32 }, (_, i) => String.fromCharCode(i)).join('');
+const TRICKY = `quote " backslash \\ slash / ${CONTROL} del \u007f seps \u2028\u2029 é ü 漢字 😀 </script> {"json": [1]}`;
+
+/** Fastify's own serialization of `value` by `schema`, as a route with that response schema sends it. */
+async function serializer(schema: TSchema) {
+  const app: FastifyInstance = Fastify();
+  let value: unknown;
+  app.get('/', { schema: { response: { 200: schema } } }, async () => value);
+  await app.ready();
+  return {
+    async of(v: unknown): Promise<string> {
+      value = v;
+      return (await app.inject('/')).body;
+    },
+    close: () => app.close(),
+  };
+}
+
+describe('JSON written by the store', () => {
+  let t: TestContext;
+  let key: string;
+  let userId: string;
+  let asDocument: Awaited<ReturnType<typeof serializer>>;
+  let asList: Awaited<ReturnType<typeof serializer>>;
+  const ids: Record<string, string> = {};
+
+  before(async () => {
+    t = await setup({ env: { READ_LIMIT_PER_MIN: '100000' } });
+    userId = (await t.make.user()).id;
+    key = (await t.make.key(userId)).secret;
+    const project = await t.make.project(userId, { name: `Project ${TRICKY}` });
+    ids.plain = (await t.make.document(userId, { title: 'Plain', content: '# Plain\n' })).id;
+    t.clock.advance(1000);
+    ids.tricky = (await t.make.document(userId, { title: TRICKY, content: `# ${TRICKY}\n\n${TRICKY}`, projectId: project.id, threadId: `thread ${TRICKY}` })).id;
+    t.clock.advance(1000);
+    ids.edited = (await t.make.document(userId, { title: 'Edited', content: 'before' })).id;
+    const edited = await t.store.updateDocument({ userId, orgId: null }, ids.edited, { contentMarkdown: `after ${TRICKY}`, expectedUpdatedAt: null }, () => '2026-03-01T12:05:00.000Z');
+    assert.equal(edited.status, 'updated');
+    asDocument = await serializer(Document);
+    asList = await serializer(DocumentList);
+  });
+  after(async () => {
+    await asDocument?.close();
+    await asList?.close();
+    await t.close();
+  });
+
+  it('writes a document exactly as the response schema would, with every field', async () => {
+    for (const [name, id] of Object.entries(ids)) {
+      const res = await call(t.app, 'GET', `/v1/documents/${id}`, { key });
+      assert.equal(res.status, 200, name);
+      assert.equal(res.headers['content-type'], 'application/json; charset=utf-8');
+      assert.equal(Number(res.headers['content-length']), Buffer.byteLength(res.raw));
+      assert.equal(res.raw, await asDocument.of(res.body), name);
+    }
+    const tricky = (await call(t.app, 'GET', `/v1/documents/${ids.tricky}`, { key })).body;
+    assert.deepEqual(Object.keys(tricky), Object.keys(Document.properties));
+    assert.equal(tricky.title, TRICKY);
+    assert.equal(tricky.contentMarkdown, `# ${TRICKY}\n\n${TRICKY}`);
+    assert.equal(tricky.threadId, `thread ${TRICKY}`);
+    assert.equal(tricky.url, `https://folio.test/documents/${ids.tricky}`);
+    assert.equal(tricky.updatedAt, null);
+    assert.deepEqual(tricky.project, { id: tricky.project.id, name: `Project ${TRICKY}` });
+    const plain = (await call(t.app, 'GET', `/v1/documents/${ids.plain}`, { key })).body;
+    assert.equal(plain.project, null);
+    assert.equal(plain.threadId, null);
+    assert.equal((await call(t.app, 'GET', `/v1/documents/${ids.edited}`, { key })).body.updatedAt, '2026-03-01T12:05:00.000Z');
+  });
+
+  it('writes a page exactly as the response schema would, newest first', async () => {
+    for (const query of ['', '?limit=2']) {
+      const res = await call(t.app, 'GET', `/v1/documents${query}`, { key });
+      assert.equal(res.status, 200);
+      assert.equal(res.headers['content-type'], 'application/json; charset=utf-8');
+      assert.equal(res.raw, await asList.of(res.body));
+      const expected = [ids.edited, ids.tricky, ids.plain].slice(0, query ? 2 : 3);
+      assert.deepEqual(res.body.documents.map((d: { id: string }) => d.id), expected);
+      assert.equal(res.body.count, expected.length);
+    }
+    const page = (await call(t.app, 'GET', '/v1/documents', { key })).body;
+    assert.deepEqual(Object.keys(page.documents[1]), ['id', 'title', 'createdAt', 'updatedAt', 'threadId', 'url']);
+    assert.equal(page.documents[1].title, TRICKY);
+    assert.equal(page.documents[1].threadId, `thread ${TRICKY}`);
+  });
+
+  it('writes an empty page for a caller without documents', async () => {
+    const other = (await t.make.key((await t.make.user()).id)).secret;
+    const res = await call(t.app, 'GET', '/v1/documents', { key: other });
+    assert.equal(res.status, 200);
+    assert.equal(res.raw, '{"documents":[],"count":0}');
+  });
+
+  it('answers HEAD with the headers of GET and no body', async () => {
+    for (const url of ['/v1/documents', `/v1/documents/${ids.tricky}`]) {
+      const get = await t.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${key}` } });
+      const head = await t.app.inject({ method: 'HEAD', url, headers: { authorization: `Bearer ${key}` } });
+      assert.equal(head.statusCode, 200);
+      assert.equal(head.body, '');
+      assert.equal(head.headers['content-type'], get.headers['content-type']);
+      assert.equal(head.headers['content-length'], get.headers['content-length']);
+    }
+  });
+});
