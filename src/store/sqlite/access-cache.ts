@@ -1,4 +1,5 @@
 import type { Db } from './database.js';
+import { WAL_INDEX_HEADER_BYTES, type WalIndexHeader } from './wal-index-header.js';
 
 /**
  * What the API looks up on every request and almost never changes — the
@@ -8,23 +9,35 @@ import type { Db } from './database.js';
  *
  * Every lookup first asks SQLite's `PRAGMA data_version`, which changes as
  * soon as any other connection (another process: `folio key revoke`, `folio
- * org remove-member`, …) commits; then the whole cache is dropped. Writes
+ * org remove-member`, …) commits; then the whole cache is dropped. Given the
+ * database's WAL-index header (wal-index-header.ts), it asks only when the
+ * header has changed since it last asked, which every commit does. Writes
  * through this connection that can change what is cached (users, keys,
  * organizations, memberships, plans, projects, shares) call `invalidate()` (see
  * store.ts). So a revoked key or a removed member is refused on the very
  * next request, exactly as without the cache.
  */
-export function accessCache(db: Db, maxEntries = 10_000) {
+export function accessCache(db: Db, options: { header?: WalIndexHeader | null; maxEntries?: number } = {}) {
+  const { header = null, maxEntries = 10_000 } = options;
   const dataVersion = db.prepare('PRAGMA data_version').pluck();
   let seen = dataVersion.get();
   let entries = new Map<string, unknown>();
+  // The WAL-index header as read just before `data_version` was last asked,
+  // and as read now: while they are equal no connection has committed since.
+  const settled = Buffer.alloc(WAL_INDEX_HEADER_BYTES);
+  const latest = Buffer.alloc(WAL_INDEX_HEADER_BYTES);
 
   return {
     get<V>(key: string, load: () => V): V {
-      const version = dataVersion.get();
-      if (version !== seen) {
-        seen = version;
-        entries = new Map();
+      const read = header !== null && header.read(latest);
+      if (!read || !latest.equals(settled)) {
+        const version = dataVersion.get();
+        if (version !== seen) {
+          seen = version;
+          entries = new Map();
+        }
+        // Only once asked: a commit after the header was read changes it again.
+        if (read) latest.copy(settled);
       }
       if (entries.has(key)) return entries.get(key) as V;
       const value = load();

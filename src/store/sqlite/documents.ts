@@ -14,6 +14,7 @@ import { everythingInScope, kindOf, MAX_SCOPE_TOKENS, viewerParams as params, vi
 import { newUuid } from '../../domain/ids.js';
 import { groupCommit } from './group-commit.js';
 import type { AccessCache } from './access-cache.js';
+import type { WalIndexHeader } from './wal-index-header.js';
 import { listPageSql } from './page-limit.js';
 
 /**
@@ -35,9 +36,9 @@ const newestFirst = (a: WalkedTuple, b: WalkedTuple) =>
   a[SORT_AT] !== b[SORT_AT] ? (a[SORT_AT] < b[SORT_AT] ? 1 : -1) : a[0] < b[0] ? 1 : a[0] > b[0] ? -1 : 0;
 
 /** Documents: list and search, read, create, and atomic compare-and-replace. */
-export function documentQueries(db: Db, cache: AccessCache) {
+export function documentQueries(db: Db, cache: AccessCache, header: WalIndexHeader | null = null) {
   const index = searchIndexWriter(db);
-  const whole = wholeWords(db);
+  const whole = wholeWords(db, header);
   const writes = groupCommit(db, {
     beforeCommit: () => {
       index.apply();

@@ -1,5 +1,6 @@
 import { accessCache } from './access-cache.js';
 import type { Db } from './database.js';
+import type { WalIndexHeader } from './wal-index-header.js';
 
 /**
  * FTS5 query text from search terms. Each term is quoted (a quote inside is
@@ -44,10 +45,10 @@ const PLAIN = /^[a-z0-9]{4,}$/;
  * access cache is: until another connection commits (`PRAGMA data_version`,
  * 1.7 µs) or this one calls `changed()` on writing to the index.
  */
-export function wholeWords(db: Db, maxEntries = 10_000) {
+export function wholeWords(db: Db, header: WalIndexHeader | null = null) {
   db.exec('CREATE VIRTUAL TABLE IF NOT EXISTS temp.documents_fts_words USING fts5vocab(main, documents_fts, instance)');
   const next = db.prepare('SELECT term FROM temp.documents_fts_words WHERE term >= ? LIMIT 1').pluck();
-  const known = accessCache(db, maxEntries);
+  const known = accessCache(db, { header });
   const isWhole = (term: string) =>
     PLAIN.test(term) &&
     known.get(term, () => {

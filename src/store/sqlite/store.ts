@@ -1,5 +1,6 @@
 import type { Store } from '../store.js';
 import { accessCache, type AccessCache } from './access-cache.js';
+import { walIndexHeader } from './wal-index-header.js';
 import { adminQueries } from './admin.js';
 import { migrate, openDatabase, type Db, type MigrationNotice } from './database.js';
 import { startCheckpointer, type BackgroundOptions } from './checkpointer.js';
@@ -31,7 +32,9 @@ export function openSqliteStore(file: string, options: SqliteStoreOptions = {}):
 
 /** The store over an open, migrated database. */
 export function sqliteStoreOn(db: Db, options: { beforeClose?: () => Promise<void> } = {}): Store {
-  const cache = accessCache(db);
+  // Read by both caches (the access cache, the search's vocabulary): one open file.
+  const header = walIndexHeader(db);
+  const cache = accessCache(db, { header });
   return {
     dialect: 'sqlite',
     async migrate() {
@@ -40,11 +43,12 @@ export function sqliteStoreOn(db: Db, options: { beforeClose?: () => Promise<voi
     async close() {
       await options.beforeClose?.();
       if (db.open) db.close();
+      header?.close();
     },
     async ping() {
       db.prepare('SELECT 1').get();
     },
-    ...documentQueries(db, cache),
+    ...documentQueries(db, cache, header),
     ...workspaceQueries(db, cache),
     ...invalidating(adminQueries(db), cache),
   };

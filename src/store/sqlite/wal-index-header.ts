@@ -1,0 +1,62 @@
+import { closeSync, openSync, readSync } from 'node:fs';
+import type { Db } from './database.js';
+
+/** The first copy of the WAL-index header, at the start of the `-shm` file. */
+export const WAL_INDEX_HEADER_BYTES = 48;
+/** Its `iVersion`, in every SQLite since WAL mode came (3.7.0). */
+const WAL_INDEX_VERSION = 3007000;
+/** Byte offset of `isInit`, 1 once the header is set up. */
+const IS_INIT = 12;
+
+/**
+ * SQLite's WAL-index header (https://sqlite.org/walformat.html, "The
+ * WAL-Index Header"), read from the database's `-shm` file, which every
+ * connection in WAL mode maps into memory and shares. Every commit, by any
+ * connection of any process, rewrites it before the commit returns: its
+ * change counter, the last frame of the log and their checksums. Reading
+ * it is one system call on pages already in memory, where `PRAGMA
+ * data_version` takes and drops a read lock (two `fcntl` calls and SQLite's
+ * transaction around them): the access cache (access-cache.ts) reads it
+ * first and asks `data_version` only when its bytes have changed.
+ *
+ * Null where there is nothing to read: a database in memory, a `-shm` file
+ * that cannot be opened, or a header not in the format above (another
+ * SQLite); the cache then asks `data_version` every time, as before.
+ */
+export interface WalIndexHeader {
+  /** Reads the header into `into` (WAL_INDEX_HEADER_BYTES long); false if it could not be read whole. */
+  read(into: Buffer): boolean;
+  close(): void;
+}
+
+export function walIndexHeader(db: Db): WalIndexHeader | null {
+  if (db.memory) return null;
+  let fd: number;
+  try {
+    fd = openSync(`${db.name}-shm`, 'r');
+  } catch {
+    return null;
+  }
+  const read = (into: Buffer) => {
+    try {
+      return readSync(fd, into, 0, WAL_INDEX_HEADER_BYTES, 0) === WAL_INDEX_HEADER_BYTES;
+    } catch {
+      return false;
+    }
+  };
+  const first = Buffer.alloc(WAL_INDEX_HEADER_BYTES);
+  // The header is in the machine's own byte order.
+  const version = (b: Buffer) => (b.readUInt32LE(0) === WAL_INDEX_VERSION ? WAL_INDEX_VERSION : b.readUInt32BE(0));
+  if (!read(first) || version(first) !== WAL_INDEX_VERSION || first[IS_INIT] !== 1) {
+    closeSync(fd);
+    return null;
+  }
+  let open = true;
+  return {
+    read: (into) => open && read(into),
+    close() {
+      if (open) closeSync(fd);
+      open = false;
+    },
+  };
+}

@@ -1,0 +1,151 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { accessCache } from '../src/store/sqlite/access-cache.js';
+import { openDatabase } from '../src/store/sqlite/database.js';
+import { WAL_INDEX_HEADER_BYTES, walIndexHeader, type WalIndexHeader } from '../src/store/sqlite/wal-index-header.js';
+import { call, setup, type TestContext } from './helpers.js';
+
+/**
+ * The access cache asks `PRAGMA data_version` only when SQLite's WAL-index
+ * header has changed (src/store/sqlite/wal-index-header.ts). A commit by any
+ * other connection or process must still drop the cache before the next
+ * lookup, and a header that cannot be read must mean asking every time.
+ */
+
+/** Runs `sql` against `file` from a separate Node.js process, as `folio` on the command line does. */
+function inAnotherProcess(file: string, sql: string, ...params: unknown[]): void {
+  const script = `const D = require('better-sqlite3'); const db = new D(process.argv[1]); db.pragma('busy_timeout = 5000');
+    db.prepare(process.argv[2]).run(...JSON.parse(process.argv[3])); db.close();`;
+  const run = spawnSync(process.execPath, ['-e', script, file, sql, JSON.stringify(params)], { cwd: process.cwd(), encoding: 'utf8' });
+  assert.equal(run.status, 0, run.stderr);
+}
+
+describe('the WAL-index header', () => {
+  let dir: string;
+  let file: string;
+  let db: Database.Database;
+  let other: Database.Database;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'folio-wal-header-'));
+    file = join(dir, 'h.db');
+    db = openDatabase(file);
+    db.exec('CREATE TABLE t (k TEXT PRIMARY KEY, v TEXT); INSERT INTO t VALUES (\'a\', \'1\')');
+    other = new Database(file);
+    other.pragma('busy_timeout = 5000');
+  });
+  after(() => {
+    other.close();
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const snapshot = (h: WalIndexHeader) => {
+    const b = Buffer.alloc(WAL_INDEX_HEADER_BYTES);
+    assert.equal(h.read(b), true);
+    return b;
+  };
+
+  it('is read from a database file in WAL mode, and not from one in memory', () => {
+    const h = walIndexHeader(db);
+    assert.notEqual(h, null);
+    h!.close();
+    const memory = openDatabase(':memory:');
+    assert.equal(walIndexHeader(memory), null);
+    memory.close();
+  });
+
+  it('changes with every commit, of this connection, another or another process, and not with reads', () => {
+    const h = walIndexHeader(db)!;
+    try {
+      const start = snapshot(h);
+      db.prepare('SELECT * FROM t').all();
+      other.prepare('SELECT * FROM t').all();
+      assert.deepEqual(snapshot(h), start, 'reads leave it');
+      db.prepare('UPDATE t SET v = ? WHERE k = ?').run('2', 'a');
+      const own = snapshot(h);
+      assert.notDeepEqual(own, start);
+      other.prepare('UPDATE t SET v = ? WHERE k = ?').run('3', 'a');
+      const another = snapshot(h);
+      assert.notDeepEqual(another, own);
+      inAnotherProcess(file, 'UPDATE t SET v = ? WHERE k = ?', '4', 'a');
+      assert.notDeepEqual(snapshot(h), another);
+    } finally {
+      h.close();
+    }
+  });
+
+  it('lets the cache see every commit of another process on the next lookup', () => {
+    const h = walIndexHeader(db)!;
+    const cache = accessCache(db, { header: h });
+    let loads = 0;
+    const value = () => cache.get('v', () => (loads++, db.prepare('SELECT v FROM t WHERE k = ?').pluck().get('a')));
+    try {
+      for (let i = 0; i < 5; i++) {
+        const v = `p${i}`;
+        inAnotherProcess(file, 'UPDATE t SET v = ? WHERE k = ?', v, 'a');
+        assert.equal(value(), v);
+        assert.equal(value(), v);
+        assert.equal(loads, i + 1, 'read again once after each commit of the other process');
+        // This connection's own commit, which the header shows too, keeps what is cached.
+        db.prepare('INSERT OR REPLACE INTO t VALUES (?, ?)').run('own', String(i));
+        assert.equal(value(), v);
+        assert.equal(loads, i + 1);
+      }
+    } finally {
+      h.close();
+    }
+  });
+
+  it('gates the check: with a header that does not change, the cache does not ask data_version', () => {
+    const still = Buffer.alloc(WAL_INDEX_HEADER_BYTES, 7);
+    const frozen: WalIndexHeader = { read: (into) => (still.copy(into), true), close() {} };
+    const cache = accessCache(db, { header: frozen });
+    let loads = 0;
+    const value = () => cache.get('v', () => (loads++, db.prepare('SELECT v FROM t WHERE k = ?').pluck().get('a')));
+    other.prepare('UPDATE t SET v = ? WHERE k = ?').run('g1', 'a');
+    assert.equal(value(), 'g1');
+    other.prepare('UPDATE t SET v = ? WHERE k = ?').run('g2', 'a');
+    assert.equal(value(), 'g1', 'held: the header said nothing was committed');
+    assert.equal(loads, 1);
+  });
+
+  it('asks data_version every time when the header cannot be read', () => {
+    const unreadable: WalIndexHeader = { read: () => false, close() {} };
+    const cache = accessCache(db, { header: unreadable });
+    const value = () => cache.get('v', () => db.prepare('SELECT v FROM t WHERE k = ?').pluck().get('a'));
+    other.prepare('UPDATE t SET v = ? WHERE k = ?').run('u1', 'a');
+    assert.equal(value(), 'u1');
+    other.prepare('UPDATE t SET v = ? WHERE k = ?').run('u2', 'a');
+    assert.equal(value(), 'u2');
+  });
+
+  it('is not read once closed', () => {
+    const h = walIndexHeader(db)!;
+    h.close();
+    assert.equal(h.read(Buffer.alloc(WAL_INDEX_HEADER_BYTES)), false);
+  });
+});
+
+describe('a key revoked by another process', () => {
+  let t: TestContext;
+  before(async () => {
+    t = await setup();
+  });
+  after(() => t.close());
+
+  it('is refused on the very next request, each time', async () => {
+    for (let i = 0; i < 3; i++) {
+      const user = await t.make.user();
+      const { secret, record } = await t.make.key(user.id);
+      assert.equal((await call(t.app, 'GET', '/v1/me', { key: secret })).status, 200);
+      assert.equal((await call(t.app, 'GET', '/v1/me', { key: secret })).status, 200);
+      inAnotherProcess(t.config.database.file, 'UPDATE api_keys SET revoked_at = ? WHERE id = ?', new Date().toISOString(), record.id);
+      assert.equal((await call(t.app, 'GET', '/v1/me', { key: secret })).status, 401);
+    }
+  });
+});
