@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -122,6 +122,23 @@ describe('the WAL-index header', () => {
     assert.equal(value(), 'u1');
     other.prepare('UPDATE t SET v = ? WHERE k = ?').run('u2', 'a');
     assert.equal(value(), 'u2');
+  });
+
+  it('is read next to the real file when the database is opened through a symbolic link', () => {
+    const link = join(dir, 'link.db');
+    symlinkSync(file, link);
+    // A stale copy where the link's name would put it, header and all, must not be what is read.
+    copyFileSync(`${file}-shm`, `${link}-shm`);
+    const linked = new Database(link);
+    const h = walIndexHeader(linked)!;
+    try {
+      const start = snapshot(h);
+      other.prepare('UPDATE t SET v = ? WHERE k = ?').run('via link', 'a');
+      assert.notDeepEqual(snapshot(h), start);
+    } finally {
+      h.close();
+      linked.close();
+    }
   });
 
   it('is not read once closed', () => {

@@ -1,4 +1,4 @@
-import { closeSync, openSync, readSync } from 'node:fs';
+import { closeSync, openSync, readSync, realpathSync } from 'node:fs';
 import type { Db } from './database.js';
 
 /** The first copy of the WAL-index header, at the start of the `-shm` file. */
@@ -33,7 +33,8 @@ export function walIndexHeader(db: Db): WalIndexHeader | null {
   if (db.memory) return null;
   let fd: number;
   try {
-    fd = openSync(`${db.name}-shm`, 'r');
+    // Named after the database's real path, as SQLite names it, symbolic links followed.
+    fd = openSync(`${realpathSync(db.name)}-shm`, 'r');
   } catch {
     return null;
   }
