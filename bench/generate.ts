@@ -249,7 +249,7 @@ export async function generate(options: GenerateOptions): Promise<Manifest> {
   };
   const words = { common: closest(docs * 0.01), rare: closest(Math.max(3, docs * 0.0001)) };
 
-  loader.close();
+  await loader.close();
   return {
     docs,
     users: userCount,

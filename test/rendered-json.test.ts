@@ -1,5 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { isUtf8 } from 'node:buffer';
+import Database from 'better-sqlite3';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { TSchema } from '@sinclair/typebox';
 import { Document, DocumentList } from '../src/api/documents/schemas.js';
@@ -103,6 +105,43 @@ describe('JSON written by the store', () => {
     const res = await call(t.app, 'GET', '/v1/documents', { key: other });
     assert.equal(res.status, 200);
     assert.equal(res.raw, '{"documents":[],"count":0}');
+  });
+
+  it('sends text stored as bytes that are not UTF-8 as UTF-8, as a JavaScript string of it reads', async () => {
+    const owner = await t.make.user();
+    const reader = (await t.make.key(owner.id)).secret;
+    const writer = (await t.make.key(owner.id, { write: true })).secret;
+    // A lone surrogate that a client sent is stored as its three bytes.
+    const lone = await call(t.app, 'POST', '/v1/documents', {
+      key: writer,
+      body: '{"title":"Plan \\ud83d","contentMarkdown":"# Lone \\udc00 surrogate"}',
+    });
+    assert.equal(lone.status, 201);
+    // And bytes no UTF-8 allows, written by another tool.
+    const raw = Buffer.from([0x41, 0xff, 0x42, 0xc0, 0xaf, 0x43]);
+    const odd = await t.make.document(owner.id, { title: 'Odd bytes', content: 'replaced below' });
+    const other = new Database(t.config.database.file);
+    try {
+      other
+        .prepare('UPDATE document_contents SET content = CAST(? AS TEXT) WHERE seq = (SELECT seq FROM documents WHERE id = ?)')
+        .run(raw, odd.id);
+    } finally {
+      other.close();
+    }
+    const page = (await call(t.app, 'GET', '/v1/documents', { key: reader })).body;
+    for (const id of [lone.body.id, odd.id]) {
+      const res = await t.app.inject({ method: 'GET', url: `/v1/documents/${id}`, headers: { authorization: `Bearer ${reader}` } });
+      assert.equal(res.statusCode, 200);
+      assert.equal(isUtf8(res.rawPayload), true, 'valid UTF-8');
+      assert.equal(Number(res.headers['content-length']), res.rawPayload.length);
+      const doc = JSON.parse(res.rawPayload.toString('utf8'));
+      assert.equal(res.rawPayload.toString('utf8'), await asDocument.of(doc));
+      assert.equal(doc.title, page.documents.find((d: { id: string }) => d.id === id).title, 'as the page (read as strings) shows it');
+    }
+    const loneDoc = JSON.parse((await t.app.inject({ method: 'GET', url: `/v1/documents/${lone.body.id}`, headers: { authorization: `Bearer ${reader}` } })).body);
+    assert.match(loneDoc.title, /^Plan \ufffd+$/);
+    const oddDoc = JSON.parse((await t.app.inject({ method: 'GET', url: `/v1/documents/${odd.id}`, headers: { authorization: `Bearer ${reader}` } })).body);
+    assert.equal(oddDoc.contentMarkdown, raw.toString('utf8'));
   });
 
   it('answers HEAD with the headers of GET and no body', async () => {

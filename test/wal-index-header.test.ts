@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -30,6 +30,13 @@ describe('the WAL-index header', () => {
   let file: string;
   let db: Database.Database;
   let other: Database.Database;
+  // Closed only after every connection (see wal-index-header.ts: closing drops the process's locks on the file).
+  const opened: WalIndexHeader[] = [];
+  const headerOf = (d: Database.Database) => {
+    const h = walIndexHeader(d);
+    if (h) opened.push(h);
+    return h;
+  };
   before(() => {
     dir = mkdtempSync(join(tmpdir(), 'folio-wal-header-'));
     file = join(dir, 'h.db');
@@ -41,6 +48,7 @@ describe('the WAL-index header', () => {
   after(() => {
     other.close();
     db.close();
+    for (const h of opened) h.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -51,18 +59,16 @@ describe('the WAL-index header', () => {
   };
 
   it('is read from a database file in WAL mode, and not from one in memory', () => {
-    const h = walIndexHeader(db);
-    assert.notEqual(h, null);
-    h!.close();
+    assert.notEqual(headerOf(db), null);
     const memory = openDatabase(':memory:');
     assert.equal(walIndexHeader(memory), null);
     memory.close();
   });
 
   it('changes with every commit, of this connection, another or another process, and not with reads', () => {
-    const h = walIndexHeader(db)!;
-    try {
-      const start = snapshot(h);
+    const h = headerOf(db)!;
+    const start = snapshot(h);
+    {
       db.prepare('SELECT * FROM t').all();
       other.prepare('SELECT * FROM t').all();
       assert.deepEqual(snapshot(h), start, 'reads leave it');
@@ -74,17 +80,14 @@ describe('the WAL-index header', () => {
       assert.notDeepEqual(another, own);
       inAnotherProcess(file, 'UPDATE t SET v = ? WHERE k = ?', '4', 'a');
       assert.notDeepEqual(snapshot(h), another);
-    } finally {
-      h.close();
     }
   });
 
   it('lets the cache see every commit of another process on the next lookup', () => {
-    const h = walIndexHeader(db)!;
-    const cache = accessCache(db, { header: h });
+    const cache = accessCache(db, { header: headerOf(db) });
     let loads = 0;
     const value = () => cache.get('v', () => (loads++, db.prepare('SELECT v FROM t WHERE k = ?').pluck().get('a')));
-    try {
+    {
       for (let i = 0; i < 5; i++) {
         const v = `p${i}`;
         inAnotherProcess(file, 'UPDATE t SET v = ? WHERE k = ?', v, 'a');
@@ -96,9 +99,25 @@ describe('the WAL-index header', () => {
         assert.equal(value(), v);
         assert.equal(loads, i + 1);
       }
-    } finally {
-      h.close();
     }
+  });
+
+  it('asks again after a transaction whose snapshot was older than a commit the header showed', () => {
+    const cache = accessCache(db, { header: headerOf(db) });
+    const read = db.prepare('SELECT v FROM t WHERE k = ?').pluck();
+    const value = () => cache.get('v', () => read.get('a'));
+    other.prepare('UPDATE t SET v = ? WHERE k = ?').run('s1', 'a');
+    assert.equal(value(), 's1');
+    // As a search does: a read transaction, another process commits, then a lookup inside it.
+    db.exec('BEGIN');
+    try {
+      read.get('a');
+      inAnotherProcess(file, 'UPDATE t SET v = ? WHERE k = ?', 's2', 'a');
+      assert.equal(value(), 's1', 'the snapshot does not show it yet');
+    } finally {
+      db.exec('COMMIT');
+    }
+    assert.equal(value(), 's2', 'the next lookup does');
   });
 
   it('gates the check: with a header that does not change, the cache does not ask data_version', () => {
@@ -130,21 +149,37 @@ describe('the WAL-index header', () => {
     // A stale copy where the link's name would put it, header and all, must not be what is read.
     copyFileSync(`${file}-shm`, `${link}-shm`);
     const linked = new Database(link);
-    const h = walIndexHeader(linked)!;
     try {
+      const h = headerOf(linked)!;
       const start = snapshot(h);
       other.prepare('UPDATE t SET v = ? WHERE k = ?').run('via link', 'a');
       assert.notDeepEqual(snapshot(h), start);
     } finally {
-      h.close();
       linked.close();
     }
   });
 
   it('is not read once closed', () => {
-    const h = walIndexHeader(db)!;
+    const alone = openDatabase(join(dir, 'alone.db'));
+    alone.exec('CREATE TABLE x (a)');
+    const h = walIndexHeader(alone)!;
+    assert.equal(h.read(Buffer.alloc(WAL_INDEX_HEADER_BYTES)), true);
+    alone.close();
     h.close();
     assert.equal(h.read(Buffer.alloc(WAL_INDEX_HEADER_BYTES)), false);
+  });
+
+  it('reads as unreadable, and stays open, when the header is not in the known format', () => {
+    const odd = openDatabase(join(dir, 'odd.db'));
+    odd.exec('CREATE TABLE x (a)');
+    writeFileSync(join(dir, 'odd.db-shm'), Buffer.alloc(WAL_INDEX_HEADER_BYTES, 0xff), { flag: 'r+' });
+    try {
+      const h = headerOf(odd)!;
+      assert.notEqual(h, null);
+      assert.equal(h.read(Buffer.alloc(WAL_INDEX_HEADER_BYTES)), false);
+    } finally {
+      odd.close();
+    }
   });
 });
 

@@ -36,8 +36,11 @@ export function accessCache(db: Db, options: { header?: WalIndexHeader | null; m
           seen = version;
           entries = new Map();
         }
-        // Only once asked: a commit after the header was read changes it again.
-        if (read) latest.copy(settled);
+        // Only once asked, and not inside a transaction: there data_version
+        // answers for the transaction's snapshot, which may be older than
+        // a commit the header already shows. (A commit after the header was
+        // read changes it again.)
+        if (read && !db.inTransaction) latest.copy(settled);
       }
       if (entries.has(key)) return entries.get(key) as V;
       const value = load();

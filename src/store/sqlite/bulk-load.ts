@@ -16,7 +16,7 @@ export interface BulkLoader {
    * Merges the search index as a quiet server does (index-tidying.ts),
    * checkpoints the log into the database file and closes it.
    */
-  close(): void;
+  close(): Promise<void>;
 }
 
 /**
@@ -41,11 +41,11 @@ export function openSqliteBulkLoader(file: string): BulkLoader {
         throw err;
       }
     },
-    close() {
+    async close() {
       tidySearchIndex(db);
       db.pragma('synchronous = FULL');
       db.pragma('wal_checkpoint(TRUNCATE)');
-      db.close();
+      await store.close();
     },
   };
 }

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type {
   DocumentMutationRow,
   DocumentReplacement,
@@ -264,7 +265,11 @@ export function documentQueries(db: Db, cache: AccessCache, header: WalIndexHead
     },
 
     async renderDocument(viewer: Viewer, id: string, urls: string): Promise<Buffer | null> {
-      return (renderStmt[kindOf(viewer)].get({ ...params(viewer), id, urls }) as Buffer | undefined) ?? null;
+      const body = (renderStmt[kindOf(viewer)].get({ ...params(viewer), id, urls }) as Buffer | undefined) ?? null;
+      // Text that is not UTF-8 (a lone surrogate a client sent is stored as
+      // its three bytes, another tool may write anything) is sent as a
+      // JavaScript string of it would be: each bad sequence as U+FFFD.
+      return body === null || isUtf8(body) ? body : Buffer.from(body.toString('utf8'));
     },
 
     createDocument(viewer: Viewer, doc: NewDocument, now: string) {

@@ -20,8 +20,16 @@ const IS_INIT = 12;
  * first and asks `data_version` only when its bytes have changed.
  *
  * Null where there is nothing to read: a database in memory, a `-shm` file
- * that cannot be opened, or a header not in the format above (another
- * SQLite); the cache then asks `data_version` every time, as before.
+ * that cannot be opened, a system other than Linux or macOS (where a read
+ * of the file is known to see what other processes write through their
+ * shared mappings of it); a header not in the format above (another SQLite)
+ * reads as unreadable. The cache then asks `data_version` every time, as
+ * before.
+ *
+ * Close it only after the database: closing any descriptor of the `-shm`
+ * file drops every POSIX lock this process holds on it, SQLite's included,
+ * and another process opening the database would then take the file for
+ * unused and set it up afresh under the open connection.
  */
 export interface WalIndexHeader {
   /** Reads the header into `into` (WAL_INDEX_HEADER_BYTES long); false if it could not be read whole. */
@@ -30,7 +38,7 @@ export interface WalIndexHeader {
 }
 
 export function walIndexHeader(db: Db): WalIndexHeader | null {
-  if (db.memory) return null;
+  if (db.memory || (process.platform !== 'linux' && process.platform !== 'darwin')) return null;
   let fd: number;
   try {
     // Named after the database's real path, as SQLite names it, symbolic links followed.
@@ -48,13 +56,11 @@ export function walIndexHeader(db: Db): WalIndexHeader | null {
   const first = Buffer.alloc(WAL_INDEX_HEADER_BYTES);
   // The header is in the machine's own byte order.
   const version = (b: Buffer) => (b.readUInt32LE(0) === WAL_INDEX_VERSION ? WAL_INDEX_VERSION : b.readUInt32BE(0));
-  if (!read(first) || version(first) !== WAL_INDEX_VERSION || first[IS_INIT] !== 1) {
-    closeSync(fd);
-    return null;
-  }
+  // Not closed now if unrecognised (see above): kept, and never read.
+  const known = read(first) && version(first) === WAL_INDEX_VERSION && first[IS_INIT] === 1;
   let open = true;
   return {
-    read: (into) => open && read(into),
+    read: (into) => known && open && read(into),
     close() {
       if (open) closeSync(fd);
       open = false;
