@@ -50,5 +50,7 @@ export async function requireVisibleProject(deps: ServiceDeps, viewer: Viewer, p
   }
 }
 
-export const documentUrl = (config: Config, id: string) => `${config.publicAppUrl}/documents/${id}`;
+/** What every document's url starts with: its id follows. */
+export const documentUrlPrefix = (config: Config) => `${config.publicAppUrl}/documents/`;
+export const documentUrl = (config: Config, id: string) => `${documentUrlPrefix(config)}${id}`;
 export const chatUrl = (config: Config, id: string) => `${config.publicAppUrl}/chats/${id}`;

@@ -3,13 +3,14 @@ import { searchTerms } from '../domain/search.js';
 import { canonicalInstant, nextUpdatedAt } from '../domain/time.js';
 import type { DocumentMutationRow } from '../store/store.js';
 import { RenderedJson } from './rendered-json.js';
-import { documentUrl, requireVisibleProject, resolveViewer, type Caller, type ServiceDeps } from './context.js';
+import { documentUrl, documentUrlPrefix, requireVisibleProject, resolveViewer, type Caller, type ServiceDeps } from './context.js';
 
 /** An `expectedUpdatedAt` finer than a millisecond names no stored instant and matches nothing. */
 const NEVER_STORED = 'unmatchable';
 
 export function documentService(deps: ServiceDeps) {
   const { config, store, clock } = deps;
+  const urls = documentUrlPrefix(config);
   const mutationResult = (d: DocumentMutationRow) => ({
     id: d.id,
     title: d.title,
@@ -22,7 +23,7 @@ export function documentService(deps: ServiceDeps) {
       const viewer = await resolveViewer(deps, caller, q.organizationId, 'invalid');
       if (q.projectId !== undefined) await requireVisibleProject(deps, viewer, q.projectId);
       if (q.q === undefined) {
-        return new RenderedJson(await store.renderDocumentPage(viewer, { projectId: q.projectId, limit: q.limit }, documentUrl(config, '')));
+        return new RenderedJson(await store.renderDocumentPage(viewer, { projectId: q.projectId, limit: q.limit }, urls));
       }
       const terms = searchTerms(q.q);
       // A query with no word in it (only punctuation or emoji) can match nothing.
@@ -41,7 +42,7 @@ export function documentService(deps: ServiceDeps) {
 
     async get(caller: Caller, id: string, organizationId: string | undefined) {
       const viewer = await resolveViewer(deps, caller, organizationId, 'not_found');
-      const doc = await store.renderDocument(viewer, id, documentUrl(config, ''));
+      const doc = await store.renderDocument(viewer, id, urls);
       if (!doc) throw new NotFound('Document not found.');
       return new RenderedJson(doc);
     },

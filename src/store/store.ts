@@ -106,6 +106,9 @@ export interface ListDocumentsQuery {
   limit: number;
 }
 
+/** A page of documents without search: `ListDocumentsQuery` without terms. */
+export type DocumentPageQuery = Omit<ListDocumentsQuery, 'terms'>;
+
 export interface ListChatsQuery {
   /** Case-folded substring to find in titles. */
   titleContains?: string;
@@ -153,7 +156,7 @@ export interface Store {
    * `urls` followed by its id. The store writes the JSON: see
    * sqlite/documents.ts.
    */
-  renderDocumentPage(viewer: Viewer, query: { projectId?: string; limit: number }, urls: string): Promise<string>;
+  renderDocumentPage(viewer: Viewer, query: DocumentPageQuery, urls: string): Promise<string>;
   /** A document as the JSON body of `GET /v1/documents/{id}` (UTF-8), or null when the viewer does not see it. */
   renderDocument(viewer: Viewer, id: string, urls: string): Promise<Buffer | null>;
   /** Null when the project is not visible to the viewer in its scope. */

@@ -1,6 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import type {
   DocumentMutationRow,
+  DocumentPageQuery,
   DocumentReplacement,
   DocumentSummaryRow,
   ListDocumentsQuery,
@@ -78,12 +79,12 @@ export function documentQueries(db: Db, cache: AccessCache, header: WalIndexHead
     return stmt;
   }
   /** The statement and parameters of a viewer's page (rendered as JSON with `urls`), or null for a team the viewer is not a member of. */
-  function page(viewer: Viewer, query: { projectId?: string; limit: number }, urls: string | null) {
+  function page(viewer: Viewer, query: DocumentPageQuery, urls: string | null) {
     const scope = scopeOf(viewer);
     if (scope === null) return null;
     return {
       stmt: listStatement(kindOf(viewer), query.projectId !== undefined, scope.shared, urls !== null),
-      bound: { uid: viewer.userId, oid: viewer.orgId, pid: query.projectId ?? null, projects: scope.projects, limit: query.limit, urls },
+      bound: { ...params(viewer), pid: query.projectId ?? null, projects: scope.projects, limit: query.limit, urls },
     };
   }
 
@@ -258,7 +259,7 @@ export function documentQueries(db: Db, cache: AccessCache, header: WalIndexHead
       return p === null ? [] : (p.stmt.all(p.bound) as SummaryTuple[]).map(tupleSummary);
     },
 
-    async renderDocumentPage(viewer: Viewer, query: { projectId?: string; limit: number }, urls: string): Promise<string> {
+    async renderDocumentPage(viewer: Viewer, query: DocumentPageQuery, urls: string): Promise<string> {
       const p = page(viewer, query, urls);
       const rows = p === null ? [] : (p.stmt.all(p.bound) as string[]);
       return `{"documents":[${rows.join(',')}],"count":${rows.length}}`;

@@ -42,8 +42,9 @@ const PLAIN = /^[a-z0-9]{4,}$/;
  * Asking costs about 6 µs a term (FTS5 prepares a statement for each
  * vocabulary cursor), about what the word saves for a rare term, so answers
  * are kept while the index is unchanged, in a cache of their own made as the
- * access cache is: until another connection commits (`PRAGMA data_version`,
- * 1.7 µs) or this one calls `changed()` on writing to the index.
+ * access cache is, with the same WAL-index header: until another connection
+ * commits (`PRAGMA data_version`) or this one calls `changed()` on writing to
+ * the index.
  */
 export function wholeWords(db: Db, header: WalIndexHeader | null = null) {
   db.exec('CREATE VIRTUAL TABLE IF NOT EXISTS temp.documents_fts_words USING fts5vocab(main, documents_fts, instance)');
