@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type { Db } from './database.js';
-import { TIDYING, TIDYING_SQL } from './index-tidying.js';
+import { TIDYING, TIDYING_SQL, TIDYING_THRESHOLDS } from './index-tidying.js';
 
 const stopped = (why: string) =>
   `Folio: background checkpoints and index merging stopped (${why}); the server checkpoints the log itself and merges the index only as it writes.`;
@@ -33,21 +33,22 @@ const db = new Database(workerData.file, { fileMustExist: true });
 db.pragma('busy_timeout = 0');
 const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
 const dataVersion = db.prepare('PRAGMA data_version').pluck();
-const { tidying, sql } = workerData;
+const { tidying, sql, thresholds } = workerData;
 let tidy = null;
 if (tidying) {
-  const usermerge = db.prepare(sql.usermerge).pluck();
-  const setUsermerge = db.prepare(sql.setUsermerge);
+  const threshold = db.prepare(sql.threshold).pluck();
+  const setThreshold = db.prepare(sql.setThreshold);
   const merge = db.prepare(sql.merge);
   const totalChanges = db.prepare(sql.totalChanges).pluck();
+  const names = Object.keys(thresholds);
   // The same step as tidySearchIndex in index-tidying.ts.
   tidy = db.transaction(() => {
-    const previous = BigInt(usermerge.get());
-    setUsermerge.run(2n);
+    const previous = names.map((k) => BigInt(threshold.get(k)));
+    for (const k of names) setThreshold.run(k, thresholds[k]);
     const before = totalChanges.get();
     merge.run(BigInt(tidying.pages));
     const worked = totalChanges.get() - before >= 2;
-    setUsermerge.run(previous);
+    names.forEach((k, i) => setThreshold.run(k, previous[i]));
     return worked;
   });
 }
@@ -112,7 +113,7 @@ export function startCheckpointer(db: Db, file: string, options: BackgroundOptio
   const { intervalMs = CHECKPOINT_INTERVAL_MS, tidying = TIDYING } = options;
   db.pragma(`wal_autocheckpoint = ${SERVING_AUTOCHECKPOINT_PAGES}`);
   const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-  const workerData = { file, intervalMs, driver, tidying, sql: TIDYING_SQL };
+  const workerData = { file, intervalMs, driver, tidying, sql: TIDYING_SQL, thresholds: TIDYING_THRESHOLDS };
   const worker = new Worker(THREAD, { eval: true, workerData });
   worker.unref();
   let exited = false;
