@@ -19,16 +19,6 @@ function segments(file: string): number {
   }
 }
 
-/**
- * Pages of deleted rowids in the search index (contentless_delete: an edit
- * marks its document's old entry deleted where it is). FTS5 keeps them in its
- * data table under segment ids past 65535 (FTS5_TOMBSTONE_ROWID in SQLite's
- * fts5_index.c: the segment id sits above 37 bits of page, height and flag).
- */
-function tombstonePages(db: Database.Database): number {
-  return db.prepare('SELECT count(*) FROM documents_fts_data WHERE id >> 37 >= 65536').pluck().get() as number;
-}
-
 /** A store on a new database file in a temporary folder, with one user, removed after `body`. */
 async function withUserStore(body: (ctx: { file: string; dir: string; store: Store; viewer: Viewer; now: string }) => Promise<void>) {
   const dir = mkdtempSync(join(tmpdir(), 'folio-merge-'));
@@ -77,61 +67,6 @@ describe('search index merging', () => {
       for (const i of [0, 42, 99]) assert.deepEqual(await reopened.listDocuments(viewer, { limit: 20, terms: [`only${i}q`] }), []);
       for (const i of [100, 899]) assert.deepEqual((await reopened.listDocuments(viewer, { limit: 20, terms: [`only${i}q`] })).map((d) => d.id), [ids[i]]);
       await reopened.close();
-    }));
-
-  it('leaves an edited document\'s old entry marked deleted as it writes, and rewrites such segments once the database is quiet', () =>
-    withUserStore(async ({ file, dir, store, viewer, now }) => {
-      const ids: string[] = [];
-      for (let i = 0; i < 300; i++) ids.push((await writeNote(store, viewer, i, now))!.id);
-      await store.close();
-      const merged = new Database(file);
-      tidySearchIndex(merged);
-      assert.equal(tombstonePages(merged), 0, 'nothing deleted yet');
-      merged.close();
-
-      const writer = openSqliteStore(file);
-      for (let i = 0; i < 100; i++) {
-        await writer.updateDocument(viewer, ids[i]!, { contentMarkdown: `edited ${i} w1x`, expectedUpdatedAt: null }, () => new Date().toISOString());
-      }
-      await writer.close();
-      const check = (db: Database.Database, left: string) => {
-        assert.equal(tombstonePages(db), 0, `${left} rewrote the segments holding the old entries without them`);
-        db.prepare("INSERT INTO documents_fts (documents_fts, rank) VALUES ('integrity-check', 0)").run();
-        assert.equal(db.prepare("SELECT v FROM documents_fts_config WHERE k = 'deletemerge'").pluck().get(), 0, "the writes' threshold is back");
-      };
-
-      // The bulk loader's tidying, on a copy.
-      copyFileSync(file, join(dir, 'copy.db'));
-      const copy = new Database(join(dir, 'copy.db'));
-      try {
-        // The writes' merging never rewrites a segment for its deleted rows alone (migration 10).
-        assert.ok(tombstonePages(copy) > 0, "the edits left their documents' old entries marked deleted");
-        assert.equal(copy.prepare("SELECT v FROM documents_fts_config WHERE k = 'deletemerge'").pluck().get(), 0);
-        // A step rewrites the segments a tenth of whose rows are deleted.
-        assert.ok(tidySearchIndex(copy) > 0);
-        check(copy, 'tidySearchIndex');
-      } finally {
-        copy.close();
-      }
-
-      // The background thread's, on a quiet server.
-      const server = openSqliteStore(file, { background: { intervalMs: 10, tidying: { idleMs: 50, pages: 20, everyMs: 10 } } });
-      const watcher = new Database(file, { readonly: true });
-      try {
-        for (let waited = 0; tombstonePages(watcher) > 0 && waited < 15_000; waited += 20) await sleep(20);
-        assert.equal((await server.listDocuments(viewer, { limit: 200, terms: ['edited'] })).length, 100);
-        for (const i of [0, 99]) assert.deepEqual(await server.listDocuments(viewer, { limit: 20, terms: [`only${i}q`] }), []);
-        assert.deepEqual((await server.listDocuments(viewer, { limit: 20, terms: ['only100q'] })).map((d) => d.id), [ids[100]]);
-      } finally {
-        watcher.close();
-        await server.close();
-      }
-      const db = new Database(file);
-      try {
-        check(db, 'the background thread');
-      } finally {
-        db.close();
-      }
     }));
 
   it('paces the background merging apart from the checkpoints: at most one step every everyMs', () =>
@@ -207,9 +142,8 @@ describe('search index merging', () => {
         assert.equal(tidySearchIndex(db), 0, 'the background thread left nothing to merge');
         db.prepare("INSERT INTO documents_fts (documents_fts, rank) VALUES ('integrity-check', 0)").run();
         // The writes' own merging is as configured: only the thread's steps used a lower threshold.
-        const threshold = db.prepare('SELECT v FROM documents_fts_config WHERE k = ?').pluck();
-        assert.equal(threshold.get('usermerge'), 8);
-        assert.equal(threshold.get('deletemerge'), 0);
+        const usermerge = db.prepare("SELECT v FROM documents_fts_config WHERE k = 'usermerge'").pluck().get();
+        assert.equal(usermerge, 8);
       } finally {
         db.close();
       }

@@ -117,9 +117,6 @@ describe('migrations from the first schema: seq counting up, one-letter prefixes
       assert.equal(db.prepare("SELECT v FROM documents_fts_config WHERE k = 'automerge'").pluck().get(), 0);
       // Write-time merge steps merge a level once it holds eight segments (migration 8).
       assert.equal(db.prepare("SELECT v FROM documents_fts_config WHERE k = 'usermerge'").pluck().get(), 8);
-      // An edit removes its document's old entry by rowid; writes never merge for deletions alone (migration 10).
-      assert.match(sql, /contentless_delete\s*=\s*1/);
-      assert.equal(db.prepare("SELECT v FROM documents_fts_config WHERE k = 'deletemerge'").pluck().get(), 0);
     } finally {
       db.close();
     }

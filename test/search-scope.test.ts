@@ -29,10 +29,16 @@ const holdsEverything = (db: Db, viewer: Viewer) => viewerScopes(db, accessCache
 function dropScopeTokens(db: Db, id: string) {
   const r = db
     .prepare(
-      `SELECT d.seq, d.title, c.content FROM documents d JOIN document_contents c ON c.seq = d.seq WHERE d.id = ?`,
+      `SELECT d.seq, d.title, d.workspace_id AS workspace, d.project_id AS project, c.content
+       FROM documents d JOIN document_contents c ON c.seq = d.seq WHERE d.id = ?`,
     )
-    .get(id) as { seq: number; title: string; content: string };
-  db.prepare('DELETE FROM documents_fts WHERE rowid = ?').run(r.seq);
+    .get(id) as { seq: number; title: string; workspace: string; project: string | null; content: string };
+  db.prepare(`INSERT INTO documents_fts (documents_fts, rowid, title, content, scope) VALUES ('delete', ?, ?, ?, ?)`).run(
+    r.seq,
+    r.title,
+    r.content,
+    scopeTokens(r.workspace, r.project),
+  );
   db.prepare(`INSERT INTO documents_fts (rowid, title, content, scope) VALUES (?, ?, ?, '')`).run(r.seq, r.title, r.content);
 }
 

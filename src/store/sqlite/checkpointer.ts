@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type { Db } from './database.js';
-import { TIDYING, TIDYING_SQL, TIDYING_THRESHOLDS } from './index-tidying.js';
+import { TIDYING, TIDYING_SQL } from './index-tidying.js';
 
 const stopped = (why: string) =>
   `Folio: background checkpoints and index merging stopped (${why}); the server checkpoints the log itself and merges the index only as it writes.`;
@@ -33,22 +33,21 @@ const db = new Database(workerData.file, { fileMustExist: true });
 db.pragma('busy_timeout = 0');
 const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
 const dataVersion = db.prepare('PRAGMA data_version').pluck();
-const { tidying, sql, thresholds } = workerData;
+const { tidying, sql } = workerData;
 let tidy = null;
 if (tidying) {
-  const threshold = db.prepare(sql.threshold).pluck();
-  const setThreshold = db.prepare(sql.setThreshold);
+  const usermerge = db.prepare(sql.usermerge).pluck();
+  const setUsermerge = db.prepare(sql.setUsermerge);
   const merge = db.prepare(sql.merge);
   const totalChanges = db.prepare(sql.totalChanges).pluck();
-  const names = Object.keys(thresholds);
   // The same step as tidySearchIndex in index-tidying.ts.
   tidy = db.transaction(() => {
-    const previous = names.map((k) => BigInt(threshold.get(k)));
-    for (const k of names) setThreshold.run(k, thresholds[k]);
+    const previous = BigInt(usermerge.get());
+    setUsermerge.run(2n);
     const before = totalChanges.get();
     merge.run(BigInt(tidying.pages));
     const worked = totalChanges.get() - before >= 2;
-    names.forEach((k, i) => setThreshold.run(k, previous[i]));
+    setUsermerge.run(previous);
     return worked;
   });
 }
@@ -113,7 +112,7 @@ export function startCheckpointer(db: Db, file: string, options: BackgroundOptio
   const { intervalMs = CHECKPOINT_INTERVAL_MS, tidying = TIDYING } = options;
   db.pragma(`wal_autocheckpoint = ${SERVING_AUTOCHECKPOINT_PAGES}`);
   const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-  const workerData = { file, intervalMs, driver, tidying, sql: TIDYING_SQL, thresholds: TIDYING_THRESHOLDS };
+  const workerData = { file, intervalMs, driver, tidying, sql: TIDYING_SQL };
   const worker = new Worker(THREAD, { eval: true, workerData });
   worker.unref();
   let exited = false;

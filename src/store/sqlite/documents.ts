@@ -127,6 +127,7 @@ export function documentQueries(db: Db, cache: AccessCache, header: WalIndexHead
      VALUES (@seq, @id, @workspace, @uid, @pid, @thread, @title, @now, @now, @highWater)`,
   );
   const insertContent = db.prepare('INSERT INTO document_contents (seq, content) VALUES (@seq, @content)');
+  const contentOf = db.prepare('SELECT content FROM document_contents WHERE seq = ?').pluck();
   const moveStmt = db.prepare(
     `UPDATE documents SET seq = @next, title = @title, updated_at = @updatedAt, sort_at = @updatedAt, high_water_at = @highWater
      WHERE seq = @seq RETURNING id, title, thread_id, updated_at`,
@@ -194,9 +195,10 @@ export function documentQueries(db: Db, cache: AccessCache, header: WalIndexHead
         thread_id: string | null;
         updated_at: string;
       };
-      index.remove(row.seq);
+      const scope = scopeTokens(row.workspace_id, row.project_id);
+      index.remove({ seq: row.seq, title: row.title, content: contentOf.get(row.seq) as string, scope });
       moveContent.run({ seq: row.seq, next: seq, content: change.contentMarkdown });
-      index.insert({ seq, title, content: change.contentMarkdown, scope: scopeTokens(row.workspace_id, row.project_id) });
+      index.insert({ seq, title, content: change.contentMarkdown, scope });
       return {
         status: 'updated',
         document: { id: updated.id, title: updated.title, threadId: updated.thread_id, updatedAt: updated.updated_at },
@@ -341,21 +343,25 @@ function mergePages(changes: number): number {
  * transaction's changes in memory only while each rowid it is given is
  * above the one before; any other order makes it write a new index segment
  * at once, which, one per document, cost more than all the rest of a write.
- * A removal needs the rowid only (migration 10). An entry inserted and
- * removed within the same transaction is never written.
+ * An entry inserted and removed within the same transaction is never
+ * written (removing it from the index first would corrupt it).
  */
 function searchIndexWriter(db: Db) {
   const insertStmt = db.prepare('INSERT INTO documents_fts (rowid, title, content, scope) VALUES (@seq, @title, @content, @scope)');
-  const removeStmt = db.prepare('DELETE FROM documents_fts WHERE rowid = ?');
+  const removeStmt = db.prepare(
+    `INSERT INTO documents_fts (documents_fts, rowid, title, content, scope)
+     VALUES ('delete', @seq, @title, @content, @scope)`,
+  );
   // The rank of FTS5's commands is read as an integer only: a JS number binds as a REAL.
   const mergeStmt = db.prepare(`INSERT INTO documents_fts (documents_fts, rank) VALUES ('merge', ?)`);
-  let pending: Array<{ op: 'insert'; entry: IndexEntry } | { op: 'remove'; seq: number }> = [];
+  let pending: { op: 'insert' | 'remove'; entry: IndexEntry }[] = [];
+  const bySeq = (a: IndexEntry, b: IndexEntry) => a.seq - b.seq;
   return {
     insert(entry: IndexEntry) {
       pending.push({ op: 'insert', entry });
     },
-    remove(seq: number) {
-      pending.push({ op: 'remove', seq });
+    remove(entry: IndexEntry) {
+      pending.push({ op: 'remove', entry });
     },
     mark: () => pending.length,
     dropSince(mark: number) {
@@ -366,13 +372,13 @@ function searchIndexWriter(db: Db) {
       const changes = pending;
       pending = [];
       const inserts = new Map<number, IndexEntry>();
-      const removals: number[] = [];
-      for (const change of changes) {
-        if (change.op === 'insert') inserts.set(change.entry.seq, change.entry);
-        else if (!inserts.delete(change.seq)) removals.push(change.seq);
+      const removals: IndexEntry[] = [];
+      for (const { op, entry } of changes) {
+        if (op === 'insert') inserts.set(entry.seq, entry);
+        else if (!inserts.delete(entry.seq)) removals.push(entry);
       }
-      for (const seq of removals.sort((a, b) => a - b)) removeStmt.run(seq);
-      for (const entry of [...inserts.values()].sort((a, b) => a.seq - b.seq)) insertStmt.run(entry);
+      for (const entry of removals.sort(bySeq)) removeStmt.run(entry);
+      for (const entry of [...inserts.values()].sort(bySeq)) insertStmt.run(entry);
       if (changes.length > 0) mergeStmt.run(BigInt(mergePages(changes.length)));
     },
   };

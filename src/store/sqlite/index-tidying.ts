@@ -18,13 +18,11 @@ import type { Db } from './database.js';
  * transaction of its own, and a step that finds the database locked is
  * simply skipped.
  *
- * A step sets FTS5's merge thresholds (TIDYING_THRESHOLDS) for its own
- * merge and puts them back before committing, so the writes' merging is
- * unchanged. Merging a level that holds two segments, not all segments at
- * once (FTS5's `optimize`), leaves the large old segments alone when a few
- * small new ones arrive, until a tenth of a segment's rows are deleted
- * (edited documents leave their old entries deleted where they are:
- * migration 10); the segment is then rewritten without them.
+ * A step sets FTS5's `usermerge` (the number of segments a level needs to
+ * be merged) to 2 for its own merge and puts it back before committing, so
+ * the writes' merging is unchanged. Merging a level that holds two segments,
+ * not all segments at once (FTS5's `optimize`), leaves the large old
+ * segments alone when a few small new ones arrive.
  */
 export const TIDYING = {
   /** Quiet time before merging starts: no commit from another connection for this long. */
@@ -35,18 +33,10 @@ export const TIDYING = {
   everyMs: 100,
 } as const;
 
-/**
- * FTS5's merge thresholds during a step: a level is merged once it holds two
- * segments (the writes' threshold is eight: migration 8), and a segment once
- * a tenth of its rows are deleted (FTS5's default; the writes' is never:
- * migration 10).
- */
-export const TIDYING_THRESHOLDS = { usermerge: 2n, deletemerge: 10n } as const;
-
 /** The statements of one step, as SQL text: the background thread prepares them on its own connection. */
 export const TIDYING_SQL = {
-  threshold: `SELECT v FROM documents_fts_config WHERE k = ?`,
-  setThreshold: `INSERT INTO documents_fts (documents_fts, rank) VALUES (?, ?)`,
+  usermerge: `SELECT v FROM documents_fts_config WHERE k = 'usermerge'`,
+  setUsermerge: `INSERT INTO documents_fts (documents_fts, rank) VALUES ('usermerge', ?)`,
   merge: `INSERT INTO documents_fts (documents_fts, rank) VALUES ('merge', ?)`,
   totalChanges: 'SELECT total_changes()',
 } as const;
@@ -57,21 +47,20 @@ export const TIDYING_SQL = {
  * quiet server leaves it). Returns the number of steps that did work.
  */
 export function tidySearchIndex(db: Db, pages: number = TIDYING.pages): number {
-  const threshold = db.prepare(TIDYING_SQL.threshold).pluck();
-  const setThreshold = db.prepare(TIDYING_SQL.setThreshold);
+  const usermerge = db.prepare(TIDYING_SQL.usermerge).pluck();
+  const setUsermerge = db.prepare(TIDYING_SQL.setUsermerge);
   const merge = db.prepare(TIDYING_SQL.merge);
   const totalChanges = db.prepare(TIDYING_SQL.totalChanges).pluck();
   // FTS5's rank of a command is read as an integer only: a JS number binds as a REAL.
   const step = db.transaction((): boolean => {
-    const names = Object.keys(TIDYING_THRESHOLDS) as (keyof typeof TIDYING_THRESHOLDS)[];
-    // The writes' own thresholds, set by migrations 8 and 10.
-    const previous = names.map((k) => BigInt(threshold.get(k) as number));
-    for (const k of names) setThreshold.run(k, TIDYING_THRESHOLDS[k]);
+    // The writes' own threshold, set by migration 8.
+    const previous = BigInt(usermerge.get() as number);
+    setUsermerge.run(2n);
     const before = totalChanges.get() as number;
     merge.run(BigInt(pages));
     // FTS5's documented test: the command itself counts one change; merging writes more.
     const worked = (totalChanges.get() as number) - before >= 2;
-    names.forEach((k, i) => setThreshold.run(k, previous[i]));
+    setUsermerge.run(previous);
     return worked;
   });
   let steps = 0;

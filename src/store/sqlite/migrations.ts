@@ -275,29 +275,4 @@ export const migrations: readonly string[] = [
   CREATE INDEX chats_by_workspace ON chats (workspace_id, sort_at DESC, id DESC, project_id);
   CREATE INDEX chats_by_project ON chats (project_id, sort_at DESC, id DESC);
   `,
-  // An edit removes the document's old entry by its rowid alone
-  // (contentless_delete): FTS5 marks the rowid deleted in the segments that
-  // may hold it, and merges drop it. Before, FTS5's 'delete' took the old
-  // text, read back and tokenized again, and wrote a deletion for each of its
-  // words and prefixes, which every commit and merge then carried until it
-  // met the entry it cancelled (bench/README.md). Writes' merges never
-  // rewrite a segment for its deletions alone (deletemerge 0): at 100,000
-  // documents that rewrote the whole index under edits. The background
-  // thread does, once the database is quiet (index-tidying.ts).
-  `
-  DROP TABLE documents_fts;
-  CREATE VIRTUAL TABLE documents_fts USING fts5 (
-    title, content, scope,
-    content = '',
-    contentless_delete = 1,
-    tokenize = "${SEARCH_TOKENIZER}",
-    prefix = '1 2 3',
-    detail = column
-  );
-  INSERT INTO documents_fts (documents_fts, rank) VALUES ('pgsz', 4050);
-  ${INDEX_EVERY_DOCUMENT}
-  INSERT INTO documents_fts (documents_fts, rank) VALUES ('automerge', 0);
-  INSERT INTO documents_fts (documents_fts, rank) VALUES ('usermerge', 8);
-  INSERT INTO documents_fts (documents_fts, rank) VALUES ('deletemerge', 0);
-  `,
 ];
