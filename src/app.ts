@@ -11,6 +11,7 @@ import { installErrorHandling } from './http/errors.js';
 import { registerOpenApi } from './http/openapi.js';
 import { hookList } from './http/route-hooks.js';
 import { coalesceWrites } from './http/write-coalescing.js';
+import { refuseIllFormedText } from './http/well-formed-text.js';
 import type { LogDestination } from './logging/turn-destination.js';
 import { memoryLimiter, type Limiter } from './rate-limit/limiter.js';
 import type { Store } from './store/store.js';
@@ -118,6 +119,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     done();
   });
   coalesceWrites(app);
+  refuseIllFormedText(app);
 
   app.get('/healthz', async () => {
     await store.ping();

@@ -111,17 +111,14 @@ describe('JSON written by the store', () => {
     const owner = await t.make.user();
     const reader = (await t.make.key(owner.id)).secret;
     const writer = (await t.make.key(owner.id, { write: true })).secret;
-    // A lone surrogate that a client sent is stored as its three bytes.
-    const lone = await call(t.app, 'POST', '/v1/documents', {
-      key: writer,
-      body: '{"title":"Plan \\ud83d","contentMarkdown":"# Lone \\udc00 surrogate"}',
-    });
-    assert.equal(lone.status, 201);
-    // And bytes no UTF-8 allows, written by another tool.
+    // Folio refuses a lone surrogate in a body (below), but another tool may
+    // store one as its three bytes, or bytes no UTF-8 allows.
+    const lone = await t.make.document(owner.id, { title: 'replaced below', content: '# Lone surrogate' });
     const raw = Buffer.from([0x41, 0xff, 0x42, 0xc0, 0xaf, 0x43]);
     const odd = await t.make.document(owner.id, { title: 'Odd bytes', content: 'replaced below' });
     const other = new Database(t.config.database.file);
     try {
+      other.prepare('UPDATE documents SET title = CAST(? AS TEXT) WHERE id = ?').run(Buffer.from([...Buffer.from('Plan '), 0xed, 0xa0, 0xbd]), lone.id);
       other
         .prepare('UPDATE document_contents SET content = CAST(? AS TEXT) WHERE seq = (SELECT seq FROM documents WHERE id = ?)')
         .run(raw, odd.id);
@@ -129,7 +126,7 @@ describe('JSON written by the store', () => {
       other.close();
     }
     const page = (await call(t.app, 'GET', '/v1/documents', { key: reader })).body;
-    for (const id of [lone.body.id, odd.id]) {
+    for (const id of [lone.id, odd.id]) {
       const res = await t.app.inject({ method: 'GET', url: `/v1/documents/${id}`, headers: { authorization: `Bearer ${reader}` } });
       assert.equal(res.statusCode, 200);
       assert.equal(isUtf8(res.rawPayload), true, 'valid UTF-8');
@@ -138,10 +135,31 @@ describe('JSON written by the store', () => {
       assert.equal(res.rawPayload.toString('utf8'), await asDocument.of(doc));
       assert.equal(doc.title, page.documents.find((d: { id: string }) => d.id === id).title, 'as the page (read as strings) shows it');
     }
-    const loneDoc = JSON.parse((await t.app.inject({ method: 'GET', url: `/v1/documents/${lone.body.id}`, headers: { authorization: `Bearer ${reader}` } })).body);
+    const loneDoc = JSON.parse((await t.app.inject({ method: 'GET', url: `/v1/documents/${lone.id}`, headers: { authorization: `Bearer ${reader}` } })).body);
     assert.match(loneDoc.title, /^Plan \ufffd+$/);
     const oddDoc = JSON.parse((await t.app.inject({ method: 'GET', url: `/v1/documents/${odd.id}`, headers: { authorization: `Bearer ${reader}` } })).body);
     assert.equal(oddDoc.contentMarkdown, raw.toString('utf8'));
+  });
+
+  it('refuses a body holding a lone surrogate, naming the field, in creations and edits alike', async () => {
+    const owner = await t.make.user();
+    const writer = (await t.make.key(owner.id, { write: true })).secret;
+    const created = await call(t.app, 'POST', '/v1/documents', { key: writer, body: { title: 'Plan 😀', contentMarkdown: '# Fine 😀' } });
+    assert.equal(created.status, 201, 'a surrogate pair (an emoji) is text');
+    const cases = [
+      ['POST', '/v1/documents', '{"title":"Plan \\ud83d","contentMarkdown":"# Lone"}', 'title'],
+      ['POST', '/v1/documents', '{"title":"Plan","contentMarkdown":"# Lone \\udc00 surrogate"}', 'contentMarkdown'],
+      ['PATCH', `/v1/documents/${created.body.id}`, '{"contentMarkdown":"\\ud83d\\ud83d","expectedUpdatedAt":null}', 'contentMarkdown'],
+    ] as const;
+    for (const [method, url, body, field] of cases) {
+      const res = await call(t.app, method, url, { key: writer, body });
+      assert.equal(res.status, 400, `${method} ${body}`);
+      assert.equal(res.body.error.code, 'invalid_request');
+      assert.equal(res.body.error.message, `body field ${field}: must be Unicode text; it holds a lone surrogate.`);
+    }
+    const doc = (await call(t.app, 'GET', `/v1/documents/${created.body.id}`, { key: writer })).body;
+    assert.equal(doc.contentMarkdown, '# Fine 😀', 'the refused edit changed nothing');
+    assert.equal(doc.updatedAt, null);
   });
 
   it('answers HEAD with the headers of GET and no body', async () => {

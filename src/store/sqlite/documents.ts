@@ -267,9 +267,10 @@ export function documentQueries(db: Db, cache: AccessCache, header: WalIndexHead
 
     async renderDocument(viewer: Viewer, id: string, urls: string): Promise<Buffer | null> {
       const body = (renderStmt[kindOf(viewer)].get({ ...params(viewer), id, urls }) as Buffer | undefined) ?? null;
-      // Text that is not UTF-8 (a lone surrogate a client sent is stored as
-      // its three bytes, another tool may write anything) is sent as a
-      // JavaScript string of it would be: each bad sequence as U+FFFD.
+      // Text that is not UTF-8 (Folio refuses lone surrogates in bodies, but
+      // another tool may write anything, or an older Folio stored one as its
+      // three bytes) is sent as a JavaScript string of it would be: each bad
+      // sequence as U+FFFD.
       return body === null || isUtf8(body) ? body : Buffer.from(body.toString('utf8'));
     },
 
