@@ -1,5 +1,6 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, preValidationHookHandler } from 'fastify';
 import { InvalidRequest } from '../errors.js';
+import { hookList } from './route-hooks.js';
 
 declare global {
   interface String {
@@ -26,12 +27,16 @@ export function illFormedText(value: unknown, path = ''): string | null {
  * Request bodies must be Unicode text: a lone surrogate cannot be stored as
  * UTF-8, so Folio would answer it back as U+FFFD (src/store/sqlite/documents.ts)
  * while the write's own response echoed it. It is refused before the body
- * is validated, as the schema's own faults are (400, invalid_request).
+ * is validated, as the schema's own faults are (400, invalid_request), on
+ * the routes that take a body only: the others pay nothing for the check.
  */
 export function refuseIllFormedText(app: FastifyInstance) {
-  app.addHook('preValidation', (request, _reply, done) => {
-    const field = request.body === undefined ? null : illFormedText(request.body);
+  const check: preValidationHookHandler = (request, _reply, done) => {
+    const field = illFormedText(request.body);
     if (field === null) done();
     else done(new InvalidRequest(`body field ${field === '' ? '(the body)' : field}: must be Unicode text; it holds a lone surrogate.`));
+  };
+  app.addHook('onRoute', (route) => {
+    if (route.schema?.body !== undefined) route.preValidation = [check, ...hookList(route.preValidation)];
   });
 }
