@@ -11,7 +11,7 @@ import { installErrorHandling } from './http/errors.js';
 import { registerOpenApi } from './http/openapi.js';
 import { hookList } from './http/route-hooks.js';
 import { coalesceWrites } from './http/write-coalescing.js';
-import { refuseIllFormedText } from './http/well-formed-text.js';
+import { illFormedText } from './http/well-formed-text.js';
 import type { LogDestination } from './logging/turn-destination.js';
 import { memoryLimiter, type Limiter } from './rate-limit/limiter.js';
 import type { Store } from './store/store.js';
@@ -71,14 +71,28 @@ class RequestLog extends LogController {
 /**
  * Input validation: query strings and paths are text, so their values are
  * coerced to the schema's types; JSON bodies are not, so `"title": 5` is
- * refused rather than turned into "5".
+ * refused rather than turned into "5". A body that passes its schema must
+ * also be Unicode text (src/http/well-formed-text.ts).
  */
 function validatorCompiler() {
   const options = { useDefaults: true, strict: false, allErrors: false } as const;
   const bodyAjv = addFormats(new Ajv({ ...options, coerceTypes: false }));
   const textAjv = addFormats(new Ajv({ ...options, coerceTypes: true }));
-  return ({ schema, httpPart }: { schema: object; httpPart?: string }) =>
-    (httpPart === 'body' ? bodyAjv : textAjv).compile(schema);
+  return ({ schema, httpPart }: { schema: object; httpPart?: string }) => {
+    if (httpPart !== 'body') return textAjv.compile(schema);
+    const valid = bodyAjv.compile(schema);
+    // Fastify reads the failures from the function's `errors`, as Ajv leaves them.
+    const validate = (body: unknown): boolean => {
+      const pointer = valid(body) ? illFormedText(body) : null;
+      validate.errors =
+        pointer === null
+          ? valid.errors
+          : [{ instancePath: pointer, schemaPath: '', keyword: 'wellFormed', params: {}, message: 'must be Unicode text; it holds a lone surrogate' }];
+      return !validate.errors;
+    };
+    validate.errors = null as typeof valid.errors;
+    return validate;
+  };
 }
 
 /** Builds the Folio HTTP application. It never listens: main.ts does, tests inject. */
@@ -119,7 +133,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     done();
   });
   coalesceWrites(app);
-  refuseIllFormedText(app);
 
   app.get('/healthz', async () => {
     await store.ping();

@@ -1,7 +1,3 @@
-import type { FastifyInstance, preValidationHookHandler } from 'fastify';
-import { InvalidRequest } from '../errors.js';
-import { hookList } from './route-hooks.js';
-
 declare global {
   interface String {
     /** ES2024, in Node.js since 20: false when the string holds a lone surrogate. */
@@ -10,33 +6,19 @@ declare global {
 }
 
 /**
- * The path of the first string in a parsed JSON body that is not Unicode
- * text (a lone surrogate, which JSON's `\ud83d` escape can carry), or null.
+ * Request bodies must be Unicode text: a lone surrogate (JSON's `\ud83d`
+ * escape alone) cannot be stored as UTF-8, so Folio would answer it back as
+ * U+FFFD (src/store/sqlite/documents.ts) while the write's own response
+ * echoed it. Returns the JSON pointer of the first string in a parsed body
+ * that holds one, or null; the body validator (app.ts) refuses it as it
+ * refuses a schema's faults.
  */
-export function illFormedText(value: unknown, path = ''): string | null {
-  if (typeof value === 'string') return value.isWellFormed() ? null : path;
+export function illFormedText(value: unknown, pointer = ''): string | null {
+  if (typeof value === 'string') return value.isWellFormed() ? null : pointer;
   if (value === null || typeof value !== 'object') return null;
   for (const [key, item] of Object.entries(value)) {
-    const found = illFormedText(item, path === '' ? key : `${path}.${key}`);
+    const found = illFormedText(item, `${pointer}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`);
     if (found !== null) return found;
   }
   return null;
-}
-
-/**
- * Request bodies must be Unicode text: a lone surrogate cannot be stored as
- * UTF-8, so Folio would answer it back as U+FFFD (src/store/sqlite/documents.ts)
- * while the write's own response echoed it. It is refused before the body
- * is validated, as the schema's own faults are (400, invalid_request), on
- * the routes that take a body only: the others pay nothing for the check.
- */
-export function refuseIllFormedText(app: FastifyInstance) {
-  const check: preValidationHookHandler = (request, _reply, done) => {
-    const field = illFormedText(request.body);
-    if (field === null) done();
-    else done(new InvalidRequest(`body field ${field === '' ? '(the body)' : field}: must be Unicode text; it holds a lone surrogate.`));
-  };
-  app.addHook('onRoute', (route) => {
-    if (route.schema?.body !== undefined) route.preValidation = [check, ...hookList(route.preValidation)];
-  });
 }
