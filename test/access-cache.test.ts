@@ -107,6 +107,22 @@ describe('access cache', () => {
     assert.equal(await t.store.findPrincipal(hashKey(held.secret)), before, 'still served from the cache');
   });
 
+  it('reads a key only when it is worth looking up, and answers a known one without asking', async () => {
+    const user = await t.make.user();
+    const { secret, record } = await t.make.key(user.id);
+    const hash = hashKey(secret);
+    let asked = 0;
+    const notWorthIt = () => {
+      asked++;
+      return false;
+    };
+    assert.equal(await t.store.findPrincipal(hash, notWorthIt), null, 'not read when not worth it');
+    assert.equal(asked, 1);
+    assert.equal((await t.store.findPrincipal(hash))?.keyId, record.id, 'nor remembered as missing');
+    assert.equal((await t.store.findPrincipal(hash, notWorthIt))?.keyId, record.id, 'a key already found is answered');
+    assert.equal(asked, 1, 'without asking');
+  });
+
   it('sees this server’s own changes on the next request', async () => {
     const user = await t.make.user();
     const { secret, record } = await t.make.key(user.id);

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { call, setup, type TestContext } from './helpers.js';
 import { generateKey, isWellFormedKey } from '../src/domain/keys.js';
+import { buildApp } from '../src/app.js';
 
 describe('API keys', () => {
   let t: TestContext;
@@ -57,6 +58,33 @@ describe('API keys', () => {
     unauthorized(await call(t.app, 'GET', '/v1/me', { key: `${secret}x` }));
     assert.equal((await call(t.app, 'GET', '/v1/me', { key: secret })).status, 200);
     assert.equal((await call(t.app, 'GET', '/v1/me', { headers: { authorization: `bearer ${secret}` } })).status, 200);
+  });
+
+  it('looks a key up in the database only once it has passed the format check', async () => {
+    const user = await t.make.user();
+    const { secret } = await t.make.key(user.id);
+    // What the guard answers when the store asks whether a key is worth looking up.
+    const answers: boolean[] = [];
+    const store = {
+      ...t.store,
+      findPrincipal: (hash: string, worthLooking?: () => boolean) =>
+        t.store.findPrincipal(hash, () => {
+          const worth = worthLooking?.() ?? true;
+          answers.push(worth);
+          return worth;
+        }),
+    };
+    const app = await buildApp({ config: t.config, store, clock: t.clock });
+    try {
+      const mistyped = secret.slice(0, -1) + (secret.endsWith('A') ? 'B' : 'A');
+      unauthorized(await call(app, 'GET', '/v1/me', { key: mistyped }));
+      unauthorized(await call(app, 'GET', '/v1/me', { key: 'not-a-key' }));
+      assert.deepEqual(answers, [false, false]);
+      assert.equal((await call(app, 'GET', '/v1/me', { key: secret })).status, 200);
+      assert.deepEqual(answers, [false, false, true]);
+    } finally {
+      await app.close();
+    }
   });
 
   it('refuses every endpoint without a key', async () => {

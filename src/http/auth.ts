@@ -42,8 +42,10 @@ export function apiGuard(deps: ServiceDeps & { limiter: Limiter }) {
   return (needed: Scope) => async function guard(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const token = bearerToken(request.headers.authorization);
     if (token === null) throw new Unauthorized('Missing API key: send it as "Authorization: Bearer <API_KEY>".');
-    if (!isWellFormedKey(token)) throw new Unauthorized();
-    const principal = await store.findPrincipal(hashKey(token));
+    // A malformed or mistyped key is refused without a database look-up
+    // (DESIGN §2). Its format is checked only when its hash is not already
+    // known: a key found before was well formed then and is the same text now.
+    const principal = await store.findPrincipal(hashKey(token), () => isWellFormedKey(token));
     if (!principal) throw new Unauthorized();
     if (needed === WRITE_SCOPE && !principal.canWrite) {
       throw new Unauthorized('Invalid API key for this endpoint: the key is read-only and lacks the connector:write scope.');

@@ -143,7 +143,13 @@ export interface Store {
   ping(): Promise<void>;
 
   // --- API: authentication and the caller -------------------------------
-  findPrincipal(keyHash: Buffer): Promise<Principal | null>;
+  /**
+   * The live key whose SHA-256 (base64, keys.ts's hashKey) this is, with its
+   * user. The database is read only when the answer is not already known and
+   * `worthLooking()` says so: the guard passes its format check there, which a
+   * key found before has passed.
+   */
+  findPrincipal(keyHash: string, worthLooking?: () => boolean): Promise<Principal | null>;
   touchKey(keyId: string, at: string): Promise<void>;
   isMember(orgId: string, userId: string): Promise<boolean>;
   isProjectVisible(viewer: Viewer, projectId: string): Promise<boolean>;
@@ -188,7 +194,8 @@ export interface Store {
     userId: string;
     name: string | null;
     canWrite: boolean;
-    hash: Buffer;
+    /** SHA-256 of the secret, base64 (keys.ts's hashKey). */
+    hash: string;
     last4: string;
     now: string;
   }): Promise<KeyRecord>;

@@ -27,21 +27,31 @@ export function accessCache(db: Db, options: { header?: WalIndexHeader | null; m
   const settled = Buffer.alloc(WAL_INDEX_HEADER_BYTES);
   const latest = Buffer.alloc(WAL_INDEX_HEADER_BYTES);
 
-  return {
-    get<V>(key: string, load: () => V): V {
-      const read = header !== null && header.read(latest);
-      if (!read || !latest.equals(settled)) {
-        const version = dataVersion.get();
-        if (version !== seen) {
-          seen = version;
-          entries = new Map();
-        }
-        // Only once asked, and not inside a transaction: there data_version
-        // answers for the transaction's snapshot, which may be older than
-        // a commit the header already shows. (A commit after the header was
-        // read changes it again.)
-        if (read && !db.inTransaction) latest.copy(settled);
+  /** Drops every entry if any connection has committed since the last look. */
+  function refresh() {
+    const read = header !== null && header.read(latest);
+    if (!read || !latest.equals(settled)) {
+      const version = dataVersion.get();
+      if (version !== seen) {
+        seen = version;
+        entries = new Map();
       }
+      // Only once asked, and not inside a transaction: there data_version
+      // answers for the transaction's snapshot, which may be older than
+      // a commit the header already shows. (A commit after the header was
+      // read changes it again.)
+      if (read && !db.inTransaction) latest.copy(settled);
+    }
+  }
+
+  return {
+    /** The value held for `key`, if it is still true; nothing is read or kept. */
+    peek<V>(key: string): V | undefined {
+      refresh();
+      return entries.get(key) as V | undefined;
+    },
+    get<V>(key: string, load: () => V): V {
+      refresh();
       if (entries.has(key)) return entries.get(key) as V;
       const value = load();
       if (entries.size >= maxEntries) entries = new Map();

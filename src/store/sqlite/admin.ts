@@ -130,8 +130,13 @@ export function adminQueries(db: Db) {
     async removeMember(orgId: string, userId: string) {
       return st.removeMember.run(orgId, userId).changes === 1;
     },
-    async createKey(input: { userId: string; name: string | null; canWrite: boolean; hash: Buffer; last4: string; now: string }) {
-      const r = st.insertKey.get({ id: newKeyId(), ...input, canWrite: input.canWrite ? 1 : 0 }) as KeyDbRow;
+    async createKey(input: { userId: string; name: string | null; canWrite: boolean; hash: string; last4: string; now: string }) {
+      const r = st.insertKey.get({
+        id: newKeyId(),
+        ...input,
+        hash: Buffer.from(input.hash, 'base64'),
+        canWrite: input.canWrite ? 1 : 0,
+      }) as KeyDbRow;
       return toKey(r);
     },
     async listKeys(userId: string) {

@@ -109,8 +109,12 @@ export function workspaceQueries(db: Db, cache: AccessCache) {
   });
 
   return {
-    async findPrincipal(keyHash: Buffer): Promise<Principal | null> {
-      return cache.get(`principal:${keyHash.toString('base64')}`, () => loadPrincipal(keyHash));
+    async findPrincipal(keyHash: string, worthLooking: () => boolean = () => true): Promise<Principal | null> {
+      const key = `principal:${keyHash}`;
+      const known = cache.peek<Principal | null>(key);
+      if (known !== undefined) return known;
+      // Not worth it: not looked up, and nothing remembered of it.
+      return worthLooking() ? cache.get(key, () => loadPrincipal(Buffer.from(keyHash, 'base64'))) : null;
     },
 
     async touchKey(keyId: string, at: string): Promise<void> {
