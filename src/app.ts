@@ -63,7 +63,7 @@ class RequestLog extends LogController {
       responseTime: Math.round(reply.elapsedTime * 100) / 100,
       remoteAddress: request.socket?.remoteAddress,
     };
-    if (error) reply.log.error({ ...fields, err: error }, 'request errored');
+    if (error) reply.log.error(Object.assign(fields, { err: error }), 'request errored');
     else reply.log.info(fields, 'request completed');
   }
 }

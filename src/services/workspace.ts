@@ -41,7 +41,8 @@ export function workspaceService(deps: ServiceDeps) {
         projectId: q.projectId,
         limit: q.limit,
       });
-      const chats = rows.map((c) => ({ ...c, url: chatUrl(config, c.id) }));
+      // Not `{ ...c, url }`: Node 20's V8 takes 0.7 µs for such an object (viewer-scope.ts's viewerParams).
+      const chats = rows.map((c) => Object.assign(c, { url: chatUrl(config, c.id) }));
       return { chats, count: chats.length };
     },
   };

@@ -84,7 +84,7 @@ export function documentQueries(db: Db, cache: AccessCache, header: WalIndexHead
     if (scope === null) return null;
     return {
       stmt: listStatement(kindOf(viewer), query.projectId !== undefined, scope.shared, urls !== null),
-      bound: { ...params(viewer), pid: query.projectId ?? null, projects: scope.projects, limit: query.limit, urls },
+      bound: params(viewer, { pid: query.projectId ?? null, projects: scope.projects, limit: query.limit, urls }),
     };
   }
 
@@ -145,7 +145,7 @@ export function documentQueries(db: Db, cache: AccessCache, header: WalIndexHead
     const kind = kindOf(viewer);
     let workspace: string;
     if (doc.projectId !== null) {
-      const row = projectWorkspace[kind].get({ ...params(viewer), pid: doc.projectId }) as
+      const row = projectWorkspace[kind].get(params(viewer, { pid: doc.projectId })) as
         | { workspace_id: string }
         | undefined;
       if (!row) return null;
@@ -181,7 +181,7 @@ export function documentQueries(db: Db, cache: AccessCache, header: WalIndexHead
       change: DocumentReplacement,
       next: (previous: string | null) => string,
     ): UpdateOutcome => {
-      const row = lockStmt[kindOf(viewer)].get({ ...params(viewer), id }) as
+      const row = lockStmt[kindOf(viewer)].get(params(viewer, { id })) as
         | { seq: number; updated_at: string | null; title: string; workspace_id: string; project_id: string | null }
         | undefined;
       if (!row) return { status: 'not_found' };
@@ -220,7 +220,6 @@ export function documentQueries(db: Db, cache: AccessCache, header: WalIndexHead
   const search = db.transaction(
     (viewer: Viewer, terms: string[], projectId: string | undefined, limit: number): WalkedTuple[] => {
       const kind = kindOf(viewer);
-      const p = params(viewer);
       const scope = projectId !== undefined ? undefined : scopeOf(viewer);
       if (scope === null) return [];
       const tokens = scope === undefined ? [projectToken(projectId!)] : scope.tokens;
@@ -231,11 +230,9 @@ export function documentQueries(db: Db, cache: AccessCache, header: WalIndexHead
       const rows: WalkedTuple[] = [];
       // The `limit` newest sort times seen, newest first.
       const newest: string[] = [];
-      const matches = searchStatement(kind, projectId !== undefined).iterate({
-        ...p,
-        pid: projectId ?? null,
-        match,
-      }) as Iterable<WalkedTuple>;
+      const matches = searchStatement(kind, projectId !== undefined).iterate(
+        params(viewer, { pid: projectId ?? null, match }),
+      ) as Iterable<WalkedTuple>;
       for (const r of matches) {
         rows.push(r);
         const sortAt = r[SORT_AT];
@@ -266,7 +263,7 @@ export function documentQueries(db: Db, cache: AccessCache, header: WalIndexHead
     },
 
     async renderDocument(viewer: Viewer, id: string, urls: string): Promise<Buffer | null> {
-      const body = (renderStmt[kindOf(viewer)].get({ ...params(viewer), id, urls }) as Buffer | undefined) ?? null;
+      const body = (renderStmt[kindOf(viewer)].get(params(viewer, { id, urls })) as Buffer | undefined) ?? null;
       // Text that is not UTF-8 (Folio refuses lone surrogates in bodies, but
       // another tool may write anything, or an older Folio stored one as its
       // three bytes) is sent as a JavaScript string of it would be: each bad

@@ -128,11 +128,11 @@ export function workspaceQueries(db: Db, cache: AccessCache) {
     },
 
     async isProjectVisible(viewer: Viewer, projectId: string): Promise<boolean> {
-      return projectVisibleStmt[kindOf(viewer)].get({ ...params(viewer), pid: projectId }) !== undefined;
+      return projectVisibleStmt[kindOf(viewer)].get(params(viewer, { pid: projectId })) !== undefined;
     },
 
     async listProjects(viewer: Viewer, limit: number): Promise<ProjectRow[]> {
-      const rows = projectsStmt[kindOf(viewer)].all({ ...params(viewer), limit }) as {
+      const rows = projectsStmt[kindOf(viewer)].all(params(viewer, { limit })) as {
         id: string;
         name: string;
         description: string | null;
@@ -149,7 +149,7 @@ export function workspaceQueries(db: Db, cache: AccessCache) {
     },
 
     async listTemplates(viewer: Viewer, includeSystem: boolean, limit: number): Promise<TemplateRow[]> {
-      const rows = templatesStmt.all({ ...params(viewer), sys: includeSystem ? 1 : 0, limit }) as {
+      const rows = templatesStmt.all(params(viewer, { sys: includeSystem ? 1 : 0, limit })) as {
         id: number;
         title: string;
         description: string | null;
@@ -169,13 +169,14 @@ export function workspaceQueries(db: Db, cache: AccessCache) {
       const scope = scopeOf(viewer);
       if (scope === null) return [];
       const stmt = chatStatement(kindOf(viewer), query.titleContains !== undefined, query.projectId !== undefined, scope.shared);
-      const rows = stmt.all({
-        ...params(viewer),
-        projects: scope.projects,
-        pid: query.projectId ?? null,
-        title: query.titleContains ?? null,
-        limit: query.limit,
-      }) as {
+      const rows = stmt.all(
+        params(viewer, {
+          projects: scope.projects,
+          pid: query.projectId ?? null,
+          title: query.titleContains ?? null,
+          limit: query.limit,
+        }),
+      ) as {
         id: string;
         title: string | null;
         created_at: string;
