@@ -186,6 +186,18 @@ describe('documents', () => {
     const micro = (await updatedAt()).replace('Z', '000Z');
     assert.equal((await patch(created.id, { contentMarkdown: 'v5', expectedUpdatedAt: micro })).status, 200);
 
+    // Every other form the date-time format accepts names the same instant too.
+    for (const form of [
+      (iso: string) => iso.replace('T', ' '),
+      (iso: string) => withOffset(iso).replace('+02:00', '+0200'),
+      (iso: string) => withOffset(iso).replace('+02:00', '+02'),
+      (iso: string) => iso.replace('Z', '-00:00').toLowerCase(),
+    ]) {
+      t.clock.advance(7);
+      const expected = form(await updatedAt());
+      assert.equal((await patch(created.id, { contentMarkdown: expected, expectedUpdatedAt: expected })).status, 200, expected);
+    }
+
     const notQuite = (await updatedAt()).replace('Z', '001Z');
     assert.equal((await patch(created.id, { contentMarkdown: 'x', expectedUpdatedAt: notQuite })).status, 409);
     invalid(await patch(created.id, { contentMarkdown: 'x', expectedUpdatedAt: 'yesterday' }), /expectedUpdatedAt/);

@@ -17,22 +17,26 @@ export function nextUpdatedAt(nowMs: number, previous: string | null): string {
   return toIso(Math.max(nowMs, prev + 1));
 }
 
-const RFC3339 =
-  /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?([Zz]|[+-]\d{2}:\d{2})$/;
+/**
+ * Every date-time the request schemas accept (ajv-formats' `date-time`):
+ * RFC 3339, with a space for the `T` as its section 5.6 allows, and offsets
+ * also written `+hhmm` or `+hh`.
+ */
+const DATE_TIME =
+  /^(\d{4})-(\d{2})-(\d{2})[Tt\s](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:[Zz]|([+-]\d{2})(?::?(\d{2}))?)$/;
 
 /**
  * Normalizes a client-sent date-time to the stored form, for comparison as an
  * instant. Returns null when it names an instant Folio can never have stored
- * (finer than a millisecond), so that it matches nothing.
+ * (finer than a millisecond, or a leap second), so that it matches nothing.
  */
 export function canonicalInstant(value: string): string | null {
-  const m = RFC3339.exec(value);
+  const m = DATE_TIME.exec(value);
   if (!m) return null;
   const fraction = m[7] ?? '';
   if (/[1-9]/.test(fraction.slice(3))) return null;
-  const ms = Date.parse(
-    `${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:${m[6]}.${fraction.slice(0, 3).padEnd(3, '0')}${m[8]!.toUpperCase()}`,
-  );
+  const zone = m[8] === undefined ? 'Z' : `${m[8]}:${m[9] ?? '00'}`;
+  const ms = Date.parse(`${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:${m[6]}.${fraction.slice(0, 3).padEnd(3, '0')}${zone}`);
   if (Number.isNaN(ms)) return null;
   return toIso(ms);
 }
