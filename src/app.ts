@@ -69,6 +69,14 @@ class RequestLog extends LogController {
 }
 
 /**
+ * A UUID is its 36 characters, in either case (RFC 4122 reads them without
+ * regard to case); ajv-formats would also take a `urn:uuid:` prefix.
+ */
+function withUuids(ajv: Ajv): Ajv {
+  return ajv.addFormat('uuid', /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i);
+}
+
+/**
  * Input validation: query strings and paths are text, so their values are
  * coerced to the schema's types; JSON bodies are not, so `"title": 5` is
  * refused rather than turned into "5". A body that passes its schema must
@@ -76,8 +84,8 @@ class RequestLog extends LogController {
  */
 function validatorCompiler() {
   const options = { useDefaults: true, strict: false, allErrors: false } as const;
-  const bodyAjv = addFormats(new Ajv({ ...options, coerceTypes: false }));
-  const textAjv = addFormats(new Ajv({ ...options, coerceTypes: true }));
+  const bodyAjv = withUuids(addFormats(new Ajv({ ...options, coerceTypes: false })));
+  const textAjv = withUuids(addFormats(new Ajv({ ...options, coerceTypes: true })));
   return ({ schema, httpPart }: { schema: object; httpPart?: string }) => {
     if (httpPart !== 'body') return textAjv.compile(schema);
     const valid = bodyAjv.compile(schema);
@@ -112,6 +120,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logger,
     logController: new RequestLog(),
     bodyLimit: config.maxBodyBytes,
+    // A body's `__proto__` or `constructor.prototype` keys are dropped like
+    // any other unknown field (DESIGN §3), never applied to the parsed object.
+    onProtoPoisoning: 'remove',
+    onConstructorPoisoning: 'remove',
     requestIdHeader: false,
     // While shutting down, requests already on open connections are served
     // (with Connection: close) rather than refused outside the error envelope.

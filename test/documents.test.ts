@@ -93,6 +93,16 @@ describe('documents', () => {
     assert.equal(res.status, 201);
     assert.notEqual(res.body.id, 'mine');
     assert.equal(res.body.color, undefined);
+    // Keys that would reach an object's prototype are unknown fields too: dropped, never applied.
+    for (const extra of ['"__proto__": {"polluted": "yes"}', '"constructor": {"prototype": {"polluted": "yes"}}']) {
+      const sneaky = await call(t.app, 'POST', '/v1/documents', {
+        key: write,
+        body: `{"title": "Sneaky", "contentMarkdown": "x", ${extra}}`,
+      });
+      assert.equal(sneaky.status, 201, JSON.stringify(sneaky.body));
+      assert.equal((await get(sneaky.body.id)).body.title, 'Sneaky');
+      assert.equal(({} as { polluted?: string }).polluted, undefined);
+    }
   });
 
   it('refuses bodies that are not a JSON object sent as application/json', async () => {
@@ -138,11 +148,24 @@ describe('documents', () => {
 
   it('answers 400 for a malformed document id and 404 for an unknown one', async () => {
     invalid(await get('not-a-uuid'), /id/);
+    invalid(await get('urn:uuid:6f1c1a52-3b0e-4c3e-9a55-2b8f8d1f0c11'), /id/);
     invalid(await patch('123', { contentMarkdown: 'x', expectedUpdatedAt: null }), /id/);
     const missing = await get('6f1c1a52-3b0e-4c3e-9a55-2b8f8d1f0c11');
     assert.equal(missing.status, 404);
     assert.equal(missing.body.error.code, 'not_found');
     invalid(await get('6f1c1a52-3b0e-4c3e-9a55-2b8f8d1f0c11', '?organizationId=team'), /organizationId/);
+  });
+
+  it('reads and updates a document by its id in upper case too', async () => {
+    const { body: created } = await create({ title: 'Cased', contentMarkdown: 'v1' });
+    const upper = created.id.toUpperCase();
+    const read = await get(upper);
+    assert.equal(read.status, 200);
+    assert.equal(read.body.id, created.id);
+    const updated = await patch(upper, { contentMarkdown: 'v2', expectedUpdatedAt: null });
+    assert.equal(updated.status, 200, JSON.stringify(updated.body));
+    assert.equal(updated.body.id, created.id);
+    assert.equal((await get(created.id)).body.contentMarkdown, 'v2');
   });
 
   it('replaces content with the right expectedUpdatedAt, and answers 409 with a stale one', async () => {

@@ -8,6 +8,9 @@ import { documentUrl, documentUrlPrefix, requireVisibleProject, resolveViewer, t
 /** An `expectedUpdatedAt` finer than a millisecond names no stored instant and matches nothing. */
 const NEVER_STORED = 'unmatchable';
 
+/** Document ids are stored as randomUUID writes them, in lower case; a client may send one in either. */
+const storedId = (id: string) => id.toLowerCase();
+
 export function documentService(deps: ServiceDeps) {
   const { config, store, clock } = deps;
   const urls = documentUrlPrefix(config);
@@ -42,7 +45,7 @@ export function documentService(deps: ServiceDeps) {
 
     async get(caller: Caller, id: string, organizationId: string | undefined) {
       const viewer = await resolveViewer(deps, caller, organizationId, 'not_found');
-      const doc = await store.renderDocument(viewer, id, urls);
+      const doc = await store.renderDocument(viewer, storedId(id), urls);
       if (!doc) throw new NotFound('Document not found.');
       return new RenderedJson(doc);
     },
@@ -71,7 +74,7 @@ export function documentService(deps: ServiceDeps) {
         body.expectedUpdatedAt === null ? null : (canonicalInstant(body.expectedUpdatedAt) ?? NEVER_STORED);
       const outcome = await store.updateDocument(
         viewer,
-        id,
+        storedId(id),
         { title: body.title, contentMarkdown: body.contentMarkdown, expectedUpdatedAt: expected },
         (previous) => nextUpdatedAt(clock(), previous),
       );
