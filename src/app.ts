@@ -7,7 +7,7 @@ import type { Config } from './config.js';
 import { systemClock, type Clock } from './domain/time.js';
 import { apiGuard } from './http/auth.js';
 import { limitBodiesInFlight, type ByteBudget } from './http/body-budget.js';
-import { installErrorHandling } from './http/errors.js';
+import { answerClientError, answerFrameworkError, installErrorHandling } from './http/errors.js';
 import { registerOpenApi } from './http/openapi.js';
 import { hookList } from './http/route-hooks.js';
 import { coalesceWrites } from './http/write-coalescing.js';
@@ -133,6 +133,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
     routerOptions: { ignoreTrailingSlash: false },
+    frameworkErrors: answerFrameworkError,
+    clientErrorHandler: answerClientError,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler());

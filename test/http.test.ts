@@ -1,5 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { Writable } from 'node:stream';
 import { call, setup, type TestContext } from './helpers.js';
 import type { Store } from '../src/store/store.js';
@@ -56,6 +57,39 @@ describe('HTTP basics', () => {
       assert.equal(res.status, 404, `${method} ${url}`);
       assert.equal(res.body.error.code, 'not_found');
       assert.equal(typeof res.body.error.message, 'string');
+    }
+  });
+
+  it('answers requests refused before routing in the error envelope, with a request id and a log line', async () => {
+    const logs = logCollector();
+    const t = await setup({ deps: { logStream: logs.stream }, env: { LOG_LEVEL: 'info' } });
+    try {
+      const port = Number(new URL(await t.app.listen({ port: 0, host: '127.0.0.1' })).port);
+      const key = (await t.make.key((await t.make.user()).id)).secret;
+      const asked = (head: string) => `${head}\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n`;
+      for (const [request, status, code] of [
+        // Fastify: a malformed percent-encoding, a path parameter past the router's limit.
+        [`${asked('GET /v1/documents/%ZZ HTTP/1.1')}\r\n`, 400, 'invalid_request'],
+        [`${asked('GET /v1/documents/%C0%80 HTTP/1.1')}\r\n`, 400, 'invalid_request'],
+        [`${asked(`GET /v1/documents/${'a'.repeat(200)} HTTP/1.1`)}\r\n`, 400, 'invalid_request'],
+        // Node's HTTP parser: a method it does not know, a broken Content-Length, headers past its limit.
+        [`${asked('FOO /v1/me HTTP/1.1')}\r\n`, 404, 'not_found'],
+        [`${asked('POST /v1/documents HTTP/1.1')}Content-Type: application/json\r\nContent-Length: abc\r\n\r\n{}`, 400, 'invalid_request'],
+        [`${asked('GET /v1/me HTTP/1.1')}X-Big: ${'x'.repeat(20_000)}\r\n\r\n`, 400, 'invalid_request'],
+      ] as const) {
+        const res = await rawExchange(port, request);
+        const what = request.slice(0, 40);
+        assert.equal(res.status, status, `${what}: ${res.text}`);
+        assert.match(res.headers['content-type'] ?? '', /^application\/json/, what);
+        assert.match(res.headers['x-request-id'] ?? '', /^[0-9a-f-]{36}$/, what);
+        const body = JSON.parse(res.body);
+        assert.deepEqual(Object.keys(body), ['error'], what);
+        assert.equal(body.error.code, code, what);
+        assert.equal(typeof body.error.message, 'string', what);
+        assert.ok(logs.text().includes(res.headers['x-request-id']!), `${what}: logged with its request id`);
+      }
+    } finally {
+      await t.close();
     }
   });
 
@@ -162,3 +196,23 @@ describe('failures and logs', () => {
     }
   });
 });
+
+/** Sends `request` as raw bytes on a new connection and reads the answer until the server closes it. */
+function rawExchange(port: number, request: string): Promise<{ status: number; headers: Record<string, string>; body: string; text: string }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.end(request));
+    let text = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => (text += chunk));
+    // The server may reset a connection it refused once its answer is out.
+    socket.on('error', (err: NodeJS.ErrnoException) => (err.code === 'ECONNRESET' ? undefined : reject(err)));
+    socket.on('close', () => {
+      const [head = '', body = ''] = text.split('\r\n\r\n', 2);
+      const [statusLine = '', ...lines] = head.split('\r\n');
+      const headers = Object.fromEntries(
+        lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]),
+      );
+      resolve({ status: Number(statusLine.split(' ')[1]), headers, body, text });
+    });
+  });
+}

@@ -1,3 +1,6 @@
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, InternalError, InvalidRequest, NotFound } from '../errors.js';
 
@@ -64,4 +67,58 @@ function validationMessage(err: FastifyError): string {
   }
   const hint = first.keyword === 'pattern' ? PATTERN_HINTS[path] : undefined;
   return `${part} ${path}: ${hint ?? first.message ?? 'is not valid'}.`;
+}
+
+/**
+ * Fastify's `frameworkErrors`: a request it refuses before any route is
+ * found (a path with a malformed percent-encoding, or a path parameter past
+ * the router's length), answered in the envelope with its request id. Such a
+ * reply passes none of Fastify's hooks, the request log's included, so its
+ * log line is written here.
+ */
+export function answerFrameworkError(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const error =
+    err.code === 'FST_ERR_BAD_URL'
+      ? new InvalidRequest('The request path is not valid: it holds a malformed percent-encoding.')
+      : err.code === 'FST_ERR_MAX_PARAM_LENGTH'
+        ? new InvalidRequest('A path parameter is longer than any id.')
+        : new InternalError();
+  if (error instanceof InternalError) request.log.error({ err }, 'request failed');
+  const { method, url } = request;
+  request.log.info({ method, url, statusCode: error.status, remoteAddress: request.socket?.remoteAddress }, 'request refused before routing');
+  reply.code(error.status).header('x-request-id', request.id).send(error.toBody());
+}
+
+/**
+ * Fastify's `clientErrorHandler`: a request that Node's HTTP parser refuses
+ * (a method it does not know, headers past its limit, a broken
+ * Content-Length, a request that never finished arriving) never reaches
+ * Fastify. It is answered here in the envelope, with a request id and a log
+ * line, and its connection is closed, as Node does. The status stays among
+ * those the spec lists: an unknown method is a path nothing answers (404,
+ * DESIGN §3), the rest 400.
+ */
+export function answerClientError(this: FastifyInstance, err: Error & { code?: string }, socket: Socket): void {
+  // A connection the client dropped has nobody to answer.
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const error =
+    err.code === 'HPE_INVALID_METHOD'
+      ? new NotFound('No endpoint answers this method.')
+      : err.code === 'HPE_HEADER_OVERFLOW'
+        ? new InvalidRequest('The request headers are larger than the server accepts.')
+        : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? new InvalidRequest('The request did not arrive in time.')
+          : new InvalidRequest('The request is not valid HTTP: check its request line and headers.');
+  const body = JSON.stringify(error.toBody());
+  const id = randomUUID();
+  this.log.info({ reqId: id, statusCode: error.status, code: err.code }, 'request refused by the HTTP parser');
+  // As Node does: not into the middle of a response already going out on this connection.
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
+  if (socket.writable && !inFlight?.headersSent) {
+    socket.write(
+      `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${id}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(err);
 }
