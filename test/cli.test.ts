@@ -53,6 +53,16 @@ describe('folio command line', () => {
     assert.deepEqual(Object.keys(u), ['id']);
     assert.deepEqual(await json(env, 'user', 'set-plan', u.id, 'free'), { id: u.id, plan: 'free' });
     assert.deepEqual(await json(env, 'user', 'set-plan', u.id, 'none'), { id: u.id, plan: null });
+    // --json is taken before the command's name too, and between its options.
+    for (const argv of [
+      ['--json', 'user', 'create', '--email', 'early@example.com'],
+      ['user', '--json', 'create', '--email', 'middle@example.com'],
+      ['user', 'create', '--json', '--email', 'inside@example.com'],
+    ]) {
+      const r = await folio(env, ...argv);
+      assert.equal(r.code, 0, `folio ${argv.join(' ')}: ${r.stderr}`);
+      assert.match(JSON.parse(r.stdout).id, /^user_[0-9A-Za-z]+$/, argv.join(' '));
+    }
     const readable = await folio(env, 'user', 'create', '--email', 'bob@example.com');
     assert.equal(readable.code, 0);
     assert.match(readable.stdout, /Created user user_\w+ <bob@example.com>/);

@@ -37,7 +37,7 @@ export function cliContext(io: CliIo): CliContext {
       return (admin ??= adminService({ store: await ctx.store(), config: ctx.config(), clock: systemClock }));
     },
     emit(command, json, text) {
-      io.out(command.opts<{ json?: boolean }>().json ? JSON.stringify(json) : text);
+      io.out(command.optsWithGlobals<{ json?: boolean }>().json ? JSON.stringify(json) : text);
     },
     async close() {
       await store?.close();

@@ -21,6 +21,8 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   const ctx = cliContext(io);
   const program = new Command('folio')
     .description('Folio operator commands: run the server, and set up users, teams, plans, keys and content.')
+    // Also before the command's name (`folio --json user create …`); each command takes it after its name too.
+    .option('--json', 'print one JSON object')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s.replace(/\n$/, '')), writeErr: (s) => io.err(s.replace(/\n$/, '')) });
