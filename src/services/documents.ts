@@ -3,7 +3,7 @@ import { searchTerms } from '../domain/search.js';
 import { canonicalInstant, nextUpdatedAt } from '../domain/time.js';
 import type { DocumentMutationRow } from '../store/store.js';
 import { RenderedJson } from './rendered-json.js';
-import { documentUrl, documentUrlPrefix, requireVisibleProject, resolveViewer, type Caller, type ServiceDeps } from './context.js';
+import { documentUrlPrefix, requireVisibleProject, resolveViewer, type Caller, type ServiceDeps } from './context.js';
 
 /** An `expectedUpdatedAt` finer than a millisecond names no stored instant and matches nothing. */
 const NEVER_STORED = 'unmatchable';
@@ -13,12 +13,13 @@ const storedId = (id: string) => id.toLowerCase();
 
 export function documentService(deps: ServiceDeps) {
   const { config, store, clock } = deps;
+  // What documentUrl makes, the prefix made once: each url is it and the id.
   const urls = documentUrlPrefix(config);
   const mutationResult = (d: DocumentMutationRow) => ({
     id: d.id,
     title: d.title,
     threadId: d.threadId,
-    url: documentUrl(config, d.id),
+    url: urls + d.id,
   });
 
   return {
@@ -38,7 +39,7 @@ export function documentService(deps: ServiceDeps) {
         createdAt: d.createdAt,
         updatedAt: d.updatedAt,
         threadId: d.threadId,
-        url: documentUrl(config, d.id),
+        url: urls + d.id,
       }));
       return { documents, count: documents.length };
     },
