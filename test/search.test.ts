@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { searchTerms } from '../src/domain/search.js';
 import { SEARCH_TOKENIZER } from '../src/store/sqlite/migrations.js';
-import { ftsMatch, wholeWords } from '../src/store/sqlite/search.js';
+import { FOLDED_AWAY, ftsMatch, wholeWords } from '../src/store/sqlite/search.js';
 import { migrate } from '../src/store/sqlite/database.js';
 
 describe('document search', () => {
@@ -25,7 +25,7 @@ describe('document search', () => {
       cpp: { title: 'C++ style guide', content: 'Prefer RAII. Avoid raw new and delete.' },
       near: { title: 'Meeting notes', content: 'We met NEAR the station AND talked about "quoted" words.' },
       emoji: { title: 'Launch 🚀 party', content: 'Cake for everyone.' },
-      marks: { title: 'काम सूची', content: 'Ring z\u0489w and q\u20DDr.' },
+      marks: { title: 'काम सूची', content: 'Ring z\u0489w and q\u20DDr. An accent \u0301 on its own.' },
       other: { title: 'Unrelated', content: 'Nothing to see here.' },
     };
     for (const [name, d] of Object.entries(docs)) {
@@ -83,6 +83,12 @@ describe('document search', () => {
     assert.deepEqual(await search('सू'), [ids.marks]);
     assert.deepEqual(await search('z\u0489w q\u20DD'), [ids.marks]);
     assert.deepEqual(await search('z\u0489x'), []);
+    // A combining accent the index folds away is, on its own, the empty word:
+    // it matches where such an accent stands alone, not every document.
+    assert.deepEqual(await search('\u0301'), [ids.marks]);
+    assert.deepEqual(await search('\u0300\u0301'), [ids.marks], 'diacritic-insensitive');
+    assert.deepEqual(await search('cafe \u0301'), [], 'every term is required');
+    assert.deepEqual(await search('ring \u0301'), [ids.marks]);
     assert.deepEqual(await search('*'), []);
     assert.deepEqual(await search('title:cafe'), []);
     assert.deepEqual(await search('^"'), []);
@@ -150,6 +156,39 @@ describe('document search', () => {
     db.close();
     assert.ok(checked > 100_000, `checked ${checked} characters`);
     assert.deepEqual(split, []);
+  });
+});
+
+describe('combining marks the index folds away', () => {
+  it('are exactly the marks FOLDED_AWAY names, inside a word and alone', () => {
+    const db = new Database(':memory:');
+    db.exec(`CREATE VIRTUAL TABLE t USING fts5 (x, tokenize = "${SEARCH_TOKENIZER}");
+      CREATE VIRTUAL TABLE words USING fts5vocab (t, 'row');`);
+    const insert = db.prepare('INSERT INTO t (rowid, x) VALUES (1, ?)');
+    const words = db.prepare('SELECT coalesce(term, \'\') FROM words').pluck();
+    const indexedAs = (text: string) => {
+      db.exec('DELETE FROM t');
+      insert.run(text);
+      return words.all() as string[];
+    };
+    const wrong: string[] = [];
+    let marks = 0;
+    for (let cp = 0; cp <= 0x10ffff; cp++) {
+      if (cp >= 0xd800 && cp <= 0xdfff) continue;
+      const c = String.fromCodePoint(cp);
+      if (!/\p{M}/u.test(c)) continue;
+      marks++;
+      const folded = FOLDED_AWAY.test(c);
+      const inWord = indexedAs(`a${c}b`);
+      const alone = indexedAs(c);
+      if (folded !== (inWord.length === 1 && inWord[0] === 'ab') || folded !== (alone.length === 1 && alone[0] === '')) {
+        wrong.push(`U+${cp.toString(16).toUpperCase()}`);
+      }
+    }
+    db.close();
+    assert.ok(marks > 2000, `checked ${marks} marks`);
+    assert.deepEqual(wrong, []);
+    assert.ok(FOLDED_AWAY.test('\u0301\u0300') && !FOLDED_AWAY.test('e\u0301') && !FOLDED_AWAY.test(''));
   });
 });
 
