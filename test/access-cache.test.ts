@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { hashKey } from '../src/domain/keys.js';
+import { generateKey, hashKey } from '../src/domain/keys.js';
 import { call, setup, type TestContext } from './helpers.js';
 
 /**
@@ -121,6 +121,17 @@ describe('access cache', () => {
     assert.equal((await t.store.findPrincipal(hash))?.keyId, record.id, 'nor remembered as missing');
     assert.equal((await t.store.findPrincipal(hash, notWorthIt))?.keyId, record.id, 'a key already found is answered');
     assert.equal(asked, 1, 'without asking');
+  });
+
+  it('keeps the principals it holds however many unknown keys are tried', async () => {
+    const user = await t.make.user();
+    const { secret } = await t.make.key(user.id);
+    const held = await t.store.findPrincipal(hashKey(secret));
+    assert.ok(held);
+    // Anyone can make well-formed keys; each is looked up, and none is kept
+    // (the cache holds 10,000 entries, then starts afresh).
+    for (let i = 0; i < 10_001; i++) assert.equal(await t.store.findPrincipal(hashKey(generateKey())), null);
+    assert.equal(await t.store.findPrincipal(hashKey(secret)), held, 'still served from the cache');
   });
 
   it('sees this server’s own changes on the next request', async () => {

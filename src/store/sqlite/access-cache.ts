@@ -44,6 +44,12 @@ export function accessCache(db: Db, options: { header?: WalIndexHeader | null; m
     }
   }
 
+  function keep<V>(key: string, value: V): V {
+    if (entries.size >= maxEntries) entries = new Map();
+    entries.set(key, value);
+    return value;
+  }
+
   return {
     /** The value held for `key`, if it is still true; nothing is read or kept. */
     peek<V>(key: string): V | undefined {
@@ -53,10 +59,14 @@ export function accessCache(db: Db, options: { header?: WalIndexHeader | null; m
     get<V>(key: string, load: () => V): V {
       refresh();
       if (entries.has(key)) return entries.get(key) as V;
-      const value = load();
-      if (entries.size >= maxEntries) entries = new Map();
-      entries.set(key, value);
-      return value;
+      return keep(key, load());
+    },
+    /**
+     * Keeps `value`, read from the database after a `peek` of the same turn
+     * found nothing for `key` (no commit of this connection in between).
+     */
+    keep<V>(key: string, value: V): V {
+      return keep(key, value);
     },
     invalidate() {
       entries = new Map();

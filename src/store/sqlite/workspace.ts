@@ -111,10 +111,14 @@ export function workspaceQueries(db: Db, cache: AccessCache) {
   return {
     async findPrincipal(keyHash: string, worthLooking: () => boolean = () => true): Promise<Principal | null> {
       const key = `principal:${keyHash}`;
-      const known = cache.peek<Principal | null>(key);
+      const known = cache.peek<Principal>(key);
       if (known !== undefined) return known;
-      // Not worth it: not looked up, and nothing remembered of it.
-      return worthLooking() ? cache.get(key, () => loadPrincipal(Buffer.from(keyHash, 'base64'))) : null;
+      // Not worth it: not looked up.
+      if (!worthLooking()) return null;
+      const principal = loadPrincipal(Buffer.from(keyHash, 'base64'));
+      // Only keys that exist are kept: anyone can make well-formed keys, and
+      // remembering each unknown one would let them crowd out the cache.
+      return principal === null ? null : cache.keep(key, principal);
     },
 
     async touchKey(keyId: string, at: string): Promise<void> {
