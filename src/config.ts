@@ -56,7 +56,9 @@ function parseDatabase(url: string): Config['database'] {
   if (/^postgres(ql)?:\/\//.test(url)) {
     throw new ConfigError('DATABASE_URL', 'PostgreSQL is not supported by this version of Folio yet; use a sqlite: URL');
   }
-  throw new ConfigError('DATABASE_URL', `unsupported URL "${url}"; expected sqlite:PATH`);
+  // The URL itself is not repeated: a database URL may hold a password.
+  const scheme = /^([a-z][a-z0-9+.-]*:)\/\//i.exec(url)?.[1];
+  throw new ConfigError('DATABASE_URL', `${scheme ? `unsupported scheme "${scheme}"` : 'not a database URL'}; expected sqlite:PATH`);
 }
 
 function parseUrl(name: string, raw: string): string {

@@ -71,4 +71,18 @@ describe('configuration', () => {
       );
     }
   });
+
+  it('names a refused database URL by its scheme only: it may hold a password', () => {
+    for (const [value, shown] of [
+      ['mysql://folio:s3cret@db.internal/folio', 'unsupported scheme "mysql:"'],
+      ['folio:s3cret@db.internal', 'not a database URL'],
+      ['//folio:s3cret@db.internal', 'not a database URL'],
+    ] as const) {
+      assert.throws(
+        () => loadConfig({ DATABASE_URL: value }),
+        (err: unknown) => err instanceof ConfigError && err.message.includes(shown) && !err.message.includes('s3cret'),
+        value,
+      );
+    }
+  });
 });
