@@ -11,6 +11,14 @@ import { SEARCH_TOKENIZER } from '../src/store/sqlite/migrations.js';
 import { FOLDED_AWAY, ftsMatch, wholeWords } from '../src/store/sqlite/search.js';
 import { migrate } from '../src/store/sqlite/database.js';
 
+/** A search index of one column with the index's tokenizer (`t`), its words as `words`, and the insertion of row 1. */
+function tokenizerTable(words: 'row' | 'instance') {
+  const db = new Database(':memory:');
+  db.exec(`CREATE VIRTUAL TABLE t USING fts5 (x, tokenize = "${SEARCH_TOKENIZER}");
+    CREATE VIRTUAL TABLE words USING fts5vocab (t, '${words}');`);
+  return { db, insert: db.prepare('INSERT INTO t (rowid, x) VALUES (1, ?)') };
+}
+
 describe('document search', () => {
   let t: TestContext;
   let key: string;
@@ -125,10 +133,7 @@ describe('document search', () => {
     // The index stores no word positions, so FTS5 refuses a quoted term that
     // its tokenizer would split in two: every character searchTerms keeps in
     // a word must be a word character of the index's tokenizer too.
-    const db = new Database(':memory:');
-    db.exec(`CREATE VIRTUAL TABLE t USING fts5 (x, tokenize = "${SEARCH_TOKENIZER}");
-      CREATE VIRTUAL TABLE words USING fts5vocab (t, 'instance');`);
-    const insert = db.prepare('INSERT INTO t (rowid, x) VALUES (1, ?)');
+    const { db, insert } = tokenizerTable('instance');
     const count = db.prepare('SELECT count(*) FROM words').pluck();
     const clear = db.prepare('DELETE FROM t');
     const split: string[] = [];
@@ -161,10 +166,7 @@ describe('document search', () => {
 
 describe('combining marks the index folds away', () => {
   it('are exactly the marks FOLDED_AWAY names, inside a word and alone', () => {
-    const db = new Database(':memory:');
-    db.exec(`CREATE VIRTUAL TABLE t USING fts5 (x, tokenize = "${SEARCH_TOKENIZER}");
-      CREATE VIRTUAL TABLE words USING fts5vocab (t, 'row');`);
-    const insert = db.prepare('INSERT INTO t (rowid, x) VALUES (1, ?)');
+    const { db, insert } = tokenizerTable('row');
     const words = db.prepare('SELECT coalesce(term, \'\') FROM words').pluck();
     const indexedAs = (text: string) => {
       db.exec('DELETE FROM t');
