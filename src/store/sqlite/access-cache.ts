@@ -44,6 +44,11 @@ export function accessCache(db: Db, options: { header?: WalIndexHeader | null; m
     }
   }
 
+  /**
+   * Keeps `value` for `key`: loaded by `get`, or read from the database
+   * after a `peek` of the same turn found nothing (no commit of this
+   * connection in between).
+   */
   function keep<V>(key: string, value: V): V {
     if (entries.size >= maxEntries) entries = new Map();
     entries.set(key, value);
@@ -61,13 +66,7 @@ export function accessCache(db: Db, options: { header?: WalIndexHeader | null; m
       if (entries.has(key)) return entries.get(key) as V;
       return keep(key, load());
     },
-    /**
-     * Keeps `value`, read from the database after a `peek` of the same turn
-     * found nothing for `key` (no commit of this connection in between).
-     */
-    keep<V>(key: string, value: V): V {
-      return keep(key, value);
-    },
+    keep,
     invalidate() {
       entries = new Map();
     },
