@@ -132,6 +132,9 @@ describe('folio command line', () => {
     await fails(env, /non-whitespace/, 'doc', 'create', '--user', owner.id, '--title', 'T', '--content', '   ');
     await fails(env, /at most 200/, 'doc', 'create', '--user', owner.id, '--title', 'x'.repeat(201), '--content', 'x');
     await fails(env, /unknown chat id/, 'doc', 'create', '--user', owner.id, '--title', 'T', '--content', 'x', '--thread', 'nope');
+    // A chat is attached only where its document's creator sees it.
+    await fails(env, /not visible to that user/, 'doc', 'create', '--user', outsider.id, '--title', 'T', '--content', 'x', '--thread', chat.id);
+    await fails(env, /not visible to that user/, 'doc', 'create', '--user', owner.id, '--title', 'T', '--content', 'x', '--org', team.id, '--thread', chat.id);
     await fails(env, /cannot read --file/, 'doc', 'create', '--user', owner.id, '--title', 'T', '--file', join(dir, 'missing.md'));
     await fails(env, /not visible/, 'doc', 'create', '--user', outsider.id, '--title', 'T', '--content', 'x', '--project', p.id);
 

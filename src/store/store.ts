@@ -230,5 +230,6 @@ export interface Store {
     messageCount: number;
     now: string;
   }): Promise<{ id: string }>;
-  getChat(id: string): Promise<{ id: string; workspaceId: string } | null>;
+  /** A chat the viewer sees in its scope (DESIGN §1), or null. */
+  getChat(viewer: Viewer, id: string): Promise<{ id: string; workspaceId: string } | null>;
 }
