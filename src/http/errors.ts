@@ -76,13 +76,13 @@ function validationMessage(err: FastifyError): string {
  * reply passes none of Fastify's hooks, the request log's included, so its
  * log line is written here.
  */
+const FRAMEWORK_ERRORS: Record<string, () => ApiError> = {
+  FST_ERR_BAD_URL: () => new InvalidRequest('The request path is not valid: it holds a malformed percent-encoding.'),
+  FST_ERR_MAX_PARAM_LENGTH: () => new InvalidRequest('A path parameter is longer than any id.'),
+};
+
 export function answerFrameworkError(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
-  const error =
-    err.code === 'FST_ERR_BAD_URL'
-      ? new InvalidRequest('The request path is not valid: it holds a malformed percent-encoding.')
-      : err.code === 'FST_ERR_MAX_PARAM_LENGTH'
-        ? new InvalidRequest('A path parameter is longer than any id.')
-        : new InternalError();
+  const error = FRAMEWORK_ERRORS[err.code]?.() ?? new InternalError();
   if (error instanceof InternalError) request.log.error({ err }, 'request failed');
   const { method, url } = request;
   request.log.info({ method, url, statusCode: error.status, remoteAddress: request.socket?.remoteAddress }, 'request refused before routing');
@@ -98,17 +98,18 @@ export function answerFrameworkError(err: FastifyError, request: FastifyRequest,
  * those the spec lists: an unknown method is a path nothing answers (404,
  * DESIGN §3), the rest 400.
  */
+const PARSER_ERRORS: Record<string, () => ApiError> = {
+  HPE_INVALID_METHOD: () => new NotFound('No endpoint answers this method.'),
+  HPE_HEADER_OVERFLOW: () => new InvalidRequest('The request headers are larger than the server accepts.'),
+  ERR_HTTP_REQUEST_TIMEOUT: () => new InvalidRequest('The request did not arrive in time.'),
+};
+
 export function answerClientError(this: FastifyInstance, err: Error & { code?: string }, socket: Socket): void {
   // A connection the client dropped has nobody to answer.
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
   const error =
-    err.code === 'HPE_INVALID_METHOD'
-      ? new NotFound('No endpoint answers this method.')
-      : err.code === 'HPE_HEADER_OVERFLOW'
-        ? new InvalidRequest('The request headers are larger than the server accepts.')
-        : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-          ? new InvalidRequest('The request did not arrive in time.')
-          : new InvalidRequest('The request is not valid HTTP: check its request line and headers.');
+    (err.code === undefined ? undefined : PARSER_ERRORS[err.code]?.()) ??
+    new InvalidRequest('The request is not valid HTTP: check its request line and headers.');
   const body = JSON.stringify(error.toBody());
   const id = randomUUID();
   this.log.info({ reqId: id, statusCode: error.status, code: err.code }, 'request refused by the HTTP parser');

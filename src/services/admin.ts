@@ -238,7 +238,7 @@ export function adminService(deps: Pick<ServiceDeps, 'store' | 'clock' | 'config
       if (!/\S/.test(input.content)) throw new UsageError('the content must contain at least one non-whitespace character');
       if (input.projectId !== undefined) await visibleProject(viewer, input.projectId);
       // Whoever reads the document sees its chat's id: the chat must be one its creator sees there.
-      if (input.threadId !== undefined && !(await store.getChat(viewer, input.threadId))) {
+      if (input.threadId !== undefined && !(await store.isChatVisible(viewer, input.threadId))) {
         throw new UsageError(`unknown chat id "${input.threadId}" for --thread, or not visible to that user in that workspace`);
       }
       const doc = await store.createDocument(

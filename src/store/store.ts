@@ -153,6 +153,7 @@ export interface Store {
   touchKey(keyId: string, at: string): Promise<void>;
   isMember(orgId: string, userId: string): Promise<boolean>;
   isProjectVisible(viewer: Viewer, projectId: string): Promise<boolean>;
+  isChatVisible(viewer: Viewer, chatId: string): Promise<boolean>;
 
   // --- API: content, always scoped to the viewer ----------------------
   listDocuments(viewer: Viewer, query: ListDocumentsQuery): Promise<DocumentSummaryRow[]>;
@@ -230,6 +231,4 @@ export interface Store {
     messageCount: number;
     now: string;
   }): Promise<{ id: string }>;
-  /** A chat the viewer sees in its scope (DESIGN §1), or null. */
-  getChat(viewer: Viewer, id: string): Promise<{ id: string; workspaceId: string } | null>;
 }

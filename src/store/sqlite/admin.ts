@@ -1,10 +1,8 @@
 import { UsageError } from '../../errors.js';
 import { newOrgId, newProjectId, newUserId, newUuid, newKeyId } from '../../domain/ids.js';
 import { foldTitle } from '../../domain/search.js';
-import type { KeyRecord, OrgRecord, UserRecord, Viewer } from '../store.js';
+import type { KeyRecord, OrgRecord, UserRecord } from '../store.js';
 import { isUniqueViolation, type Db } from './database.js';
-import { kindOf, viewerParams } from './viewer-scope.js';
-import { contentVisible } from './visibility.js';
 
 interface KeyDbRow {
   id: string;
@@ -74,10 +72,6 @@ export function adminQueries(db: Db) {
       `INSERT INTO chats (id, workspace_id, creator_id, project_id, title, title_folded, message_count, created_at, sort_at)
        VALUES (@id, @workspace, @creator, @project, @title, @folded, @count, @now, @now)`,
     ),
-    visibleChat: {
-      personal: db.prepare(`SELECT c.id, c.workspace_id FROM chats c WHERE c.id = @id AND ${contentVisible.personal('c')}`),
-      org: db.prepare(`SELECT c.id, c.workspace_id FROM chats c WHERE c.id = @id AND ${contentVisible.org('c')}`),
-    },
   };
 
   const createTemplate = db.transaction(
@@ -187,10 +181,6 @@ export function adminQueries(db: Db) {
         now: input.now,
       });
       return { id };
-    },
-    async getChat(viewer: Viewer, id: string) {
-      const r = st.visibleChat[kindOf(viewer)].get(viewerParams(viewer, { id })) as { id: string; workspace_id: string } | undefined;
-      return r ? { id: r.id, workspaceId: r.workspace_id } : null;
     },
   };
 }

@@ -8,7 +8,7 @@ import type {
 } from '../store.js';
 import type { AccessCache } from './access-cache.js';
 import type { Db } from './database.js';
-import { listBranches, projectVisible, templateVisible, type ScopeKind } from './visibility.js';
+import { contentVisible, listBranches, projectVisible, templateVisible, type ScopeKind } from './visibility.js';
 import { kindOf, viewerParams as params, viewerScopes } from './viewer-scope.js';
 import { listPageSql, PAGE_LIMIT } from './page-limit.js';
 
@@ -32,6 +32,10 @@ export function workspaceQueries(db: Db, cache: AccessCache) {
   const projectVisibleStmt = {
     personal: db.prepare(`SELECT 1 FROM projects p WHERE p.id = @pid AND ${projectVisible.personal('p')}`),
     org: db.prepare(`SELECT 1 FROM projects p WHERE p.id = @pid AND ${projectVisible.org('p')}`),
+  };
+  const chatVisibleStmt = {
+    personal: db.prepare(`SELECT 1 FROM chats c WHERE c.id = @id AND ${contentVisible.personal('c')}`),
+    org: db.prepare(`SELECT 1 FROM chats c WHERE c.id = @id AND ${contentVisible.org('c')}`),
   };
   const projectsStmt = {
     personal: db.prepare(
@@ -133,6 +137,10 @@ export function workspaceQueries(db: Db, cache: AccessCache) {
 
     async isProjectVisible(viewer: Viewer, projectId: string): Promise<boolean> {
       return projectVisibleStmt[kindOf(viewer)].get(params(viewer, { pid: projectId })) !== undefined;
+    },
+
+    async isChatVisible(viewer: Viewer, chatId: string): Promise<boolean> {
+      return chatVisibleStmt[kindOf(viewer)].get(params(viewer, { id: chatId })) !== undefined;
     },
 
     async listProjects(viewer: Viewer, limit: number): Promise<ProjectRow[]> {
