@@ -11,7 +11,7 @@ import { answerClientError, answerFrameworkError, installErrorHandling } from '.
 import { registerOpenApi } from './http/openapi.js';
 import { hookList } from './http/route-hooks.js';
 import { coalesceWrites } from './http/write-coalescing.js';
-import { illFormedText } from './http/well-formed-text.js';
+import { illFormedText, type FieldSchema } from './http/well-formed-text.js';
 import type { LogDestination } from './logging/turn-destination.js';
 import { memoryLimiter, type Limiter } from './rate-limit/limiter.js';
 import type { Store } from './store/store.js';
@@ -91,7 +91,7 @@ function validatorCompiler() {
     const valid = bodyAjv.compile(schema);
     // Fastify reads the failures from the function's `errors`, as Ajv leaves them.
     const validate = (body: unknown): boolean => {
-      const pointer = valid(body) ? illFormedText(body) : null;
+      const pointer = valid(body) ? illFormedText(body, schema as FieldSchema) : null;
       validate.errors =
         pointer === null
           ? valid.errors

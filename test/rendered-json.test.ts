@@ -162,6 +162,24 @@ describe('JSON written by the store', () => {
     assert.equal(doc.updatedAt, null);
   });
 
+  it('ignores unknown body fields however deeply they nest, and whatever text they hold', async () => {
+    const writer = (await t.make.key((await t.make.user()).id, { write: true })).secret;
+    const bodies = [
+      `{"title": "Deep", "contentMarkdown": "x", "z": ${'['.repeat(10_000)}${']'.repeat(10_000)}}`,
+      `{"title": "Deep", "contentMarkdown": "x", "z": ${'{"a":'.repeat(8_000)}1${'}'.repeat(8_000)}}`,
+      '{"title": "Lone", "contentMarkdown": "x", "extra": "\\udc00", "more": {"title": "\\ud83d"}}',
+    ];
+    for (const body of bodies) {
+      const res = await call(t.app, 'POST', '/v1/documents', { key: writer, body });
+      assert.equal(res.status, 201, `${body.slice(0, 60)}: ${JSON.stringify(res.body)}`);
+      const edit = await call(t.app, 'PATCH', `/v1/documents/${res.body.id}`, {
+        key: writer,
+        body: body.replace('"title": ', '"expectedUpdatedAt": null, "ignored": '),
+      });
+      assert.equal(edit.status, 200, JSON.stringify(edit.body));
+    }
+  });
+
   it('answers HEAD with the headers of GET and no body', async () => {
     for (const url of ['/v1/documents', `/v1/documents/${ids.tricky}`]) {
       const get = await t.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${key}` } });
