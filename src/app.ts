@@ -7,7 +7,7 @@ import type { Config } from './config.js';
 import { systemClock, type Clock } from './domain/time.js';
 import { apiGuard } from './http/auth.js';
 import { limitBodiesInFlight, type ByteBudget } from './http/body-budget.js';
-import { answerClientError, answerFrameworkError, installErrorHandling } from './http/errors.js';
+import { answerClientError, answerFrameworkError, installErrorHandling, routeGuards } from './http/errors.js';
 import { registerOpenApi } from './http/openapi.js';
 import { hookList } from './http/route-hooks.js';
 import { coalesceWrites } from './http/write-coalescing.js';
@@ -116,6 +116,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ...(deps.logStream ? { stream: deps.logStream } : {}),
   };
 
+  // The guard of each API route, for the requests the router cannot route.
+  const guards = routeGuards();
   const app = Fastify({
     logger,
     logController: new RequestLog(),
@@ -132,8 +134,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
-    routerOptions: { ignoreTrailingSlash: false },
-    frameworkErrors: answerFrameworkError,
+    // No path parameter is too long to route: an id of any length is routed,
+    // guarded and then refused by its route's validation (DESIGN §2's order).
+    routerOptions: { ignoreTrailingSlash: false, maxParamLength: Number.MAX_SAFE_INTEGER },
+    frameworkErrors: answerFrameworkError(guards),
     clientErrorHandler: answerClientError,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -163,7 +167,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       v1.addHook('onRoute', (route) => {
         const scope = route.config?.scope;
         if (scope === undefined) return;
-        route.onRequest = [guard(scope), ...hookList(route.onRequest)];
+        const guarded = guard(scope);
+        route.onRequest = [guarded, ...hookList(route.onRequest)];
+        for (const method of hookList(route.method)) guards.add(method, route.url, guarded);
       });
       await v1.register(meRoutes, { services });
       await v1.register(documentRoutes, { services });

@@ -60,6 +60,22 @@ describe('HTTP basics', () => {
     }
   });
 
+  it('answers 404 to an unknown path or method whatever body it carries', async () => {
+    const id = '6f1c1a52-3b0e-4c3e-9a55-2b8f8d1f0c11';
+    for (const [method, url, body, type] of [
+      ['POST', '/v1/nowhere', '{bad', 'application/json'],
+      ['POST', '/v1/me', '{bad', 'application/json'],
+      ['DELETE', `/v1/documents/${id}`, '{bad', 'application/json'],
+      ['PUT', `/v1/documents/${id}`, '{"a":1}', 'text/plain'],
+      ['POST', '/v1/me', '', 'application/json'],
+      ['PUT', `/v1/documents/${id}`, JSON.stringify({ contentMarkdown: 'x'.repeat(t.config.maxBodyBytes) }), 'application/json'],
+    ] as const) {
+      const res = await call(t.app, method, url, { key, body, headers: { 'content-type': type } });
+      assert.equal(res.status, 404, `${method} ${url} ${body.slice(0, 10)}: ${res.raw.slice(0, 200)}`);
+      assert.equal(res.body.error.code, 'not_found');
+    }
+  });
+
   it('answers requests refused before routing in the error envelope, with a request id and a log line', async () => {
     const logs = logCollector();
     const t = await setup({ deps: { logStream: logs.stream }, env: { LOG_LEVEL: 'info' } });
@@ -68,10 +84,10 @@ describe('HTTP basics', () => {
       const key = (await t.make.key((await t.make.user()).id)).secret;
       const asked = (head: string) => `${head}\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n`;
       for (const [request, status, code] of [
-        // Fastify: a malformed percent-encoding, a path parameter past the router's limit.
+        // Fastify: a malformed percent-encoding, in a path that names an endpoint or none.
         [`${asked('GET /v1/documents/%ZZ HTTP/1.1')}\r\n`, 400, 'invalid_request'],
         [`${asked('GET /v1/documents/%C0%80 HTTP/1.1')}\r\n`, 400, 'invalid_request'],
-        [`${asked(`GET /v1/documents/${'a'.repeat(200)} HTTP/1.1`)}\r\n`, 400, 'invalid_request'],
+        [`${asked('GET /v1/nowhere%ZZ HTTP/1.1')}\r\n`, 404, 'not_found'],
         // Node's HTTP parser: a method it does not know, a broken Content-Length, headers past its limit.
         [`${asked('FOO /v1/me HTTP/1.1')}\r\n`, 404, 'not_found'],
         [`${asked('POST /v1/documents HTTP/1.1')}Content-Type: application/json\r\nContent-Length: abc\r\n\r\n{}`, 400, 'invalid_request'],
@@ -90,6 +106,44 @@ describe('HTTP basics', () => {
       }
     } finally {
       await t.close();
+    }
+  });
+
+  it('checks a path it cannot decode, and an id of any length, in the same order as any other request', async () => {
+    const limited = await setup({ env: { READ_LIMIT_PER_MIN: '1', WRITE_LIMIT_PER_MIN: '1' } });
+    try {
+      const port = Number(new URL(await limited.app.listen({ port: 0, host: '127.0.0.1' })).port);
+      const planless = (await limited.make.key((await limited.make.user({ plan: null })).id, { write: true })).secret;
+      const user = (await limited.make.user()).id;
+      const exchange = async (method: string, path: string, key?: string) => {
+        const auth = key === undefined ? '' : `Authorization: Bearer ${key}\r\n`;
+        const body = method === 'PATCH' ? '{"contentMarkdown":"x","expectedUpdatedAt":null}' : '';
+        const type = body === '' ? '' : `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n`;
+        const res = await rawExchange(port, `${method} ${path} HTTP/1.1\r\nHost: x\r\n${auth}${type}\r\n${body}`);
+        return { ...res, code: res.body === '' ? undefined : (JSON.parse(res.body) as { error: { code: string } }).error.code };
+      };
+      for (const path of ['/v1/documents/%ZZ', '/v1/documents/%C0%80', `/v1/documents/${'a'.repeat(200)}`, `/v1/documents/${'b'.repeat(5000)}`]) {
+        for (const method of ['GET', 'HEAD', 'PATCH']) {
+          const what = `${method} ${path.slice(0, 30)}`;
+          assert.equal((await exchange(method, path)).status, 401, `${what} without a key`);
+          assert.equal((await exchange(method, path, 'fol_x')).status, 401, `${what} with an unknown key`);
+          assert.equal((await exchange(method, path, planless)).status, 402, `${what} without a plan`);
+          const key = (await limited.make.key(user, { write: true })).secret;
+          const first = await exchange(method, path, key);
+          assert.equal(first.status, 400, `${what}: ${first.text}`);
+          assert.equal(first.headers['ratelimit-limit'], '1', what);
+          if (method !== 'HEAD') assert.equal(first.code, 'invalid_request', what);
+          const second = await exchange(method, path, key);
+          assert.equal(second.status, 429, `${what}: the key's one request is spent`);
+          assert.ok(Number(second.headers['retry-after']) >= 1, what);
+        }
+      }
+      const nowhere = await exchange('GET', '/v1/nowhere/%ZZ');
+      assert.deepEqual([nowhere.status, nowhere.code], [404, 'not_found']);
+      const elsewhere = await exchange('PATCH', '/v1/me/%ZZ', planless);
+      assert.deepEqual([elsewhere.status, elsewhere.code], [404, 'not_found']);
+    } finally {
+      await limited.close();
     }
   });
 

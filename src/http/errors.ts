@@ -11,16 +11,17 @@ import { ApiError, InternalError, InvalidRequest, NotFound } from '../errors.js'
  */
 export function installErrorHandling(app: FastifyInstance, maxBodyBytes: number): void {
   app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    const apiError = toApiError(err, maxBodyBytes);
+    // A path or method nothing answers is 404 (DESIGN §3) even when the
+    // body it carries cannot be read: that body was never asked for.
+    const apiError = request.is404 ? notFound(request) : toApiError(err, maxBodyBytes);
     if (apiError instanceof InternalError) request.log.error({ err }, 'request failed');
     return reply.code(apiError.status).headers(apiError.headers).send(apiError.toBody());
   });
 
-  app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {
-    const error = new NotFound(`No endpoint matches ${request.method} ${request.url.split('?')[0]}.`);
-    return reply.code(404).send(error.toBody());
-  });
+  app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => reply.code(404).send(notFound(request).toBody()));
 }
+
+const notFound = (request: FastifyRequest) => new NotFound(`No endpoint matches ${request.method} ${request.url.split('?')[0]}.`);
 
 function toApiError(err: FastifyError, maxBodyBytes: number): ApiError {
   if (err instanceof ApiError) return err;
@@ -69,24 +70,59 @@ function validationMessage(err: FastifyError): string {
   return `${part} ${path}: ${hint ?? first.message ?? 'is not valid'}.`;
 }
 
+/** The checks of a route that needs a key (src/http/auth.ts). */
+export type RouteGuard = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+
 /**
- * Fastify's `frameworkErrors`: a request it refuses before any route is
- * found (a path with a malformed percent-encoding, or a path parameter past
- * the router's length), answered in the envelope with its request id. Such a
- * reply passes none of Fastify's hooks, the request log's included, so its
+ * The guards of the API's routes by method and path, for the requests the
+ * router cannot route (below): a route's path parameters match any one
+ * segment of a path as it was sent.
+ */
+export function routeGuards() {
+  const routes: { method: string; path: RegExp; guard: RouteGuard }[] = [];
+  const segment = (part: string) => (part.startsWith(':') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  return {
+    add(method: string, url: string, guard: RouteGuard) {
+      routes.push({ method, path: new RegExp(`^${url.split('/').map(segment).join('/')}$`), guard });
+    },
+    find(method: string, path: string): RouteGuard | undefined {
+      return routes.find((route) => route.method === method && route.path.test(path))?.guard;
+    },
+  };
+}
+
+export type RouteGuards = ReturnType<typeof routeGuards>;
+
+/**
+ * Fastify's `frameworkErrors`: a request whose path holds a malformed
+ * percent-encoding (`/v1/documents/%ZZ`), which the router cannot decode to
+ * find its route. It is checked as its route would check it, in DESIGN §2's
+ * order: the key, plan and rate limit of the endpoint its path names come
+ * first (401, 402, 429), then the path is `400`; a path that names no
+ * endpoint is `404`. The answer is in the envelope with its request id. Such
+ * a reply passes none of Fastify's hooks, the request log's included, so its
  * log line is written here.
  */
-const FRAMEWORK_ERRORS: Record<string, () => ApiError> = {
-  FST_ERR_BAD_URL: () => new InvalidRequest('The request path is not valid: it holds a malformed percent-encoding.'),
-  FST_ERR_MAX_PARAM_LENGTH: () => new InvalidRequest('A path parameter is longer than any id.'),
-};
-
-export function answerFrameworkError(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
-  const error = FRAMEWORK_ERRORS[err.code]?.() ?? new InternalError();
-  if (error instanceof InternalError) request.log.error({ err }, 'request failed');
-  const { method, url } = request;
-  request.log.info({ method, url, statusCode: error.status, remoteAddress: request.socket?.remoteAddress }, 'request refused before routing');
-  reply.code(error.status).header('x-request-id', request.id).send(error.toBody());
+export function answerFrameworkError(guards: RouteGuards) {
+  return async (err: FastifyError, request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    const guard = err.code === 'FST_ERR_BAD_URL' ? guards.find(request.method, request.url.split('?')[0]!) : undefined;
+    let error: ApiError;
+    try {
+      if (err.code !== 'FST_ERR_BAD_URL') error = new InternalError();
+      else if (guard === undefined) error = notFound(request);
+      else {
+        await guard(request, reply);
+        error = new InvalidRequest('The request path is not valid: it holds a malformed percent-encoding.');
+      }
+    } catch (thrown) {
+      error = thrown instanceof ApiError ? thrown : new InternalError();
+      if (error instanceof InternalError) err = thrown as FastifyError;
+    }
+    if (error instanceof InternalError) request.log.error({ err }, 'request failed');
+    const { method, url } = request;
+    request.log.info({ method, url, statusCode: error.status, remoteAddress: request.socket?.remoteAddress }, 'request refused before routing');
+    reply.code(error.status).header('x-request-id', request.id).headers(error.headers).send(error.toBody());
+  };
 }
 
 /**
