@@ -153,7 +153,13 @@ describe('documents', () => {
     const missing = await get('6f1c1a52-3b0e-4c3e-9a55-2b8f8d1f0c11');
     assert.equal(missing.status, 404);
     assert.equal(missing.body.error.code, 'not_found');
-    invalid(await get('6f1c1a52-3b0e-4c3e-9a55-2b8f8d1f0c11', '?organizationId=team'), /organizationId/);
+    invalid(await get('6f1c1a52-3b0e-4c3e-9a55-2b8f8d1f0c11', '?organizationId=team'), /organizationId.*"org_"/);
+    // Any text after `org_` is an organization id: one the caller cannot see is 404 here.
+    const { body: mine } = await create({ title: 'Mine', contentMarkdown: 'x' });
+    for (const org of ['org_abc-def', 'org_', `org_${'x'.repeat(300)}`, 'org_%C3%A9t%C3%A9']) {
+      assert.equal((await get(mine.id, `?organizationId=${org}`)).status, 404, org);
+      assert.equal((await patch(mine.id, { contentMarkdown: 'y', expectedUpdatedAt: null, organizationId: decodeURIComponent(org) })).status, 404, org);
+    }
   });
 
   it('reads and updates a document by its id in upper case too', async () => {

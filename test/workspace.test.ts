@@ -68,9 +68,11 @@ describe('me, organizations, projects, templates and chats', () => {
     });
     assert.equal((await get('/v1/projects?limit=1')).body.count, 1);
     assert.deepEqual((await get(`/v1/projects?organizationId=${team.id}`)).body.projects.map((p: any) => p.id), [teamProject.id]);
-    for (const bad of ['limit=0', 'limit=101', 'organizationId=nope', 'organizationId=org_unknown']) {
+    for (const bad of ['limit=0', 'limit=101', 'organizationId=nope', 'organizationId=org_unknown', 'organizationId=org_abc-def', 'organizationId=org_']) {
       assert.equal((await get(`/v1/projects?${bad}`)).status, 400, bad);
     }
+    // Any text after `org_` names an organization, one the caller cannot see here.
+    assert.match((await get('/v1/projects?organizationId=org_abc-def')).body.error.message, /organizationId.*(not|no)/i);
   });
 
   it('GET /templates puts system templates first, honours includeSystem, and scopes to the workspace', async () => {
