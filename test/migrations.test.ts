@@ -9,6 +9,7 @@ import { migrations, SEARCH_TOKENIZER } from '../src/store/sqlite/migrations.js'
 import { scopeTokens } from '../src/store/sqlite/search.js';
 import { openSqliteStore } from '../src/store/sqlite/store.js';
 import type { Store } from '../src/store/store.js';
+import { foldTitle } from '../src/domain/search.js';
 import { readDocument } from './helpers.js';
 
 /**
@@ -54,6 +55,11 @@ describe('migrations from the first schema: seq counting up, one-letter prefixes
       `INSERT INTO chats (id, workspace_id, creator_id, project_id, title, title_folded, message_count, created_at)
        VALUES ('chat-1', ?, ?, ?, 'Plans', 'plans', 2, '2026-01-05T00:00:00.000Z')`,
     ).run(user, user, project);
+    // A title folded as the first schema folded it: lower case only, its final sigma kept.
+    db.prepare(
+      `INSERT INTO chats (id, workspace_id, creator_id, project_id, title, title_folded, message_count, created_at)
+       VALUES ('chat-2', ?, ?, NULL, 'ΟΔΟΣ Straße', 'οδος straße', 1, '2026-01-04T00:00:00.000Z')`,
+    ).run(user, user);
     db.close();
     store = openSqliteStore(file, { onMigrate: (from, to) => heard.push([from, to]) });
   });
@@ -72,7 +78,13 @@ describe('migrations from the first schema: seq counting up, one-letter prefixes
     assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 2, terms: ['budg'] })), [written[3]!.id, written[1]!.id]);
     assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 20, terms: ['budget'], projectId: project })), [written[3]!.id, written[1]!.id]);
     assert.equal((await readDocument(store, viewer, written[2]!.id))?.contentMarkdown, 'unrelated text');
-    assert.deepEqual((await store.listChats(viewer, { limit: 20 })).map((c) => [c.id, c.project?.name]), [['chat-1', 'Plans']]);
+    assert.deepEqual((await store.listChats(viewer, { limit: 20 })).map((c) => [c.id, c.project?.name]), [['chat-1', 'Plans'], ['chat-2', undefined]]);
+  });
+
+  it('folds stored chat titles again as queries are folded', async () => {
+    for (const q of ['ΟΔΟΣ', 'οδοσ', 'STRASSE']) {
+      assert.deepEqual((await store.listChats(viewer, { limit: 20, titleContains: foldTitle(q) })).map((c) => c.id), ['chat-2'], q);
+    }
   });
 
   it('numbers documents upwards in the order they were written, the search index under the same numbers', () => {
@@ -145,7 +157,10 @@ describe('migrations from the first schema: seq counting up, one-letter prefixes
       assert.throws(() => db.prepare('UPDATE documents SET updated_at = ? WHERE id = ?').run('2026-03-01T00:00:00.000Z', written[2]!.id), /CHECK constraint/);
       // Chats the same (migration 9).
       assert.equal((db.prepare('SELECT * FROM pragma_table_xinfo(?) WHERE name = ?').get('chats', 'sort_at') as { hidden: number }).hidden, 0);
-      assert.deepEqual(db.prepare('SELECT id, sort_at, message_count FROM chats').all(), [{ id: 'chat-1', sort_at: '2026-01-05T00:00:00.000Z', message_count: 2 }]);
+      assert.deepEqual(db.prepare('SELECT id, sort_at, message_count FROM chats ORDER BY id').all(), [
+        { id: 'chat-1', sort_at: '2026-01-05T00:00:00.000Z', message_count: 2 },
+        { id: 'chat-2', sort_at: '2026-01-04T00:00:00.000Z', message_count: 1 },
+      ]);
       assert.deepEqual(columns('chats_by_workspace'), ['workspace_id', 'sort_at', 'id', 'project_id']);
       assert.deepEqual(columns('chats_by_project'), ['project_id', 'sort_at', 'id']);
     } finally {

@@ -128,6 +128,11 @@ describe('me, organizations, projects, templates and chats', () => {
     assert.deepEqual((await get('/v1/chats?q=ünïcode')).body.chats.map((x: any) => x.id), [a.id]);
     assert.deepEqual((await get(`/v1/chats?q=${encodeURIComponent('ÜNÏCODE')}`)).body.chats.map((x: any) => x.id), [a.id]);
     assert.deepEqual((await get('/v1/chats?q=e%20l')).body.chats.map((x: any) => x.id), [a.id], 'substring, spaces included');
+    // Case folding, not lower case alone: a final sigma, a sharp s, a long s.
+    const greek = await t.make.chat(userId, { title: 'ΠΡΟΣΦΟΡΑ 2026 Straße ſtop' });
+    for (const q of ['ΠΡΟΣ', 'προσ', 'Προσφορά'.slice(0, 4), 'STRASSE', 'strasse', 'STOP', 'προσφορα 2026 strasse']) {
+      assert.deepEqual((await get(`/v1/chats?q=${encodeURIComponent(q)}`)).body.chats.map((x: any) => x.id), [greek.id], q);
+    }
     assert.deepEqual((await get('/v1/chats?q=%25')).body.chats, [], 'LIKE wildcards are text');
     assert.deepEqual((await get(`/v1/chats?projectId=${project.id}`)).body.chats.map((x: any) => x.id), [b.id]);
     assert.equal((await get('/v1/chats?limit=2')).body.count, 2);

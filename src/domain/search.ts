@@ -12,7 +12,15 @@ export function searchTerms(q: string): string[] {
   return [...new Set(terms.map((t) => t.toLowerCase()))];
 }
 
-/** Chat search is a case-insensitive substring match on titles. */
+/**
+ * Chat search is a case-insensitive substring match on titles: titles and
+ * queries are compared compatibility-normalized and case-folded. JavaScript
+ * has no case folding; lowering, raising and lowering again reaches Unicode's
+ * full folding where lower case alone falls short (ß and ẞ to ss, ſ to s),
+ * and a final sigma is folded as any other (ς to σ), so that "ΠΡΟΣ" finds
+ * "ΠΡΟΣΦΟΡΑ". Titles are stored folded (migration 10 folds them again
+ * whenever this changes).
+ */
 export function foldTitle(text: string): string {
-  return text.normalize('NFKC').toLowerCase();
+  return text.normalize('NFKC').toLowerCase().toUpperCase().toLowerCase().replaceAll('ς', 'σ');
 }

@@ -275,4 +275,10 @@ export const migrations: readonly string[] = [
   CREATE INDEX chats_by_workspace ON chats (workspace_id, sort_at DESC, id DESC, project_id);
   CREATE INDEX chats_by_project ON chats (project_id, sort_at DESC, id DESC);
   `,
+  // Chat titles folded again, as queries now are: to full case folding, a
+  // final sigma as any other (foldTitle in src/domain/search.ts, which
+  // migrate() lends to SQL as folio_fold_title).
+  `
+  UPDATE chats SET title_folded = folio_fold_title(title) WHERE title IS NOT NULL;
+  `,
 ];
