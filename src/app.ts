@@ -1,9 +1,11 @@
+import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { Config } from './config.js';
+import { InvalidRequest } from './errors.js';
 import { systemClock, type Clock } from './domain/time.js';
 import { apiGuard } from './http/auth.js';
 import { limitBodiesInFlight, type ByteBudget } from './http/body-budget.js';
@@ -143,6 +145,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   app.setValidatorCompiler(validatorCompiler());
   app.removeContentTypeParser(['text/plain']);
+  // A JSON body is UTF-8 (RFC 8259): one that is not is refused, rather than
+  // read with U+FFFD in place of its bytes and stored so.
+  const parseJson = app.getDefaultJsonParser('remove', 'remove');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    if (!isUtf8(body as Buffer)) done(new InvalidRequest('The request body is not UTF-8 text.'), undefined);
+    else parseJson(request, (body as Buffer).toString('utf8'), done);
+  });
   installErrorHandling(app, config.maxBodyBytes);
   app.decorate('bodyBudget', limitBodiesInFlight(app, { capacity: config.bodyBytesInFlight }));
 

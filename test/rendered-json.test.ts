@@ -162,6 +162,26 @@ describe('JSON written by the store', () => {
     assert.equal(doc.updatedAt, null);
   });
 
+  it('refuses a body that is not UTF-8, in creations and edits alike, and changes nothing', async () => {
+    const owner = await t.make.user();
+    const writer = (await t.make.key(owner.id, { write: true })).secret;
+    const created = await call(t.app, 'POST', '/v1/documents', { key: writer, body: { title: 'Café', contentMarkdown: '# Ünïcode' } });
+    assert.equal(created.status, 201);
+    const bodies = [
+      ['POST', '/v1/documents', Buffer.concat([Buffer.from('{"title":"bad'), Buffer.from([0xff, 0xfe]), Buffer.from('","contentMarkdown":"x"}')])],
+      // An overlong encoding of "/", and a lone surrogate as UTF-8's three bytes.
+      ['POST', '/v1/documents', Buffer.concat([Buffer.from('{"title":"t","contentMarkdown":"a'), Buffer.from([0xc0, 0xaf]), Buffer.from('"}')])],
+      ['PATCH', `/v1/documents/${created.body.id}`, Buffer.concat([Buffer.from('{"expectedUpdatedAt":null,"contentMarkdown":"a'), Buffer.from([0xed, 0xa0, 0xbd]), Buffer.from('"}')])],
+    ] as const;
+    const before = (await call(t.app, 'GET', '/v1/documents', { key: writer })).body;
+    for (const [method, url, payload] of bodies) {
+      const res = await t.app.inject({ method, url, payload, headers: { authorization: `Bearer ${writer}`, 'content-type': 'application/json' } });
+      assert.equal(res.statusCode, 400, `${method} ${payload.toString('hex')}`);
+      assert.deepEqual(JSON.parse(res.body), { error: { code: 'invalid_request', message: 'The request body is not UTF-8 text.' } });
+    }
+    assert.deepEqual((await call(t.app, 'GET', '/v1/documents', { key: writer })).body, before, 'nothing was written');
+  });
+
   it('ignores unknown body fields however deeply they nest, and whatever text they hold', async () => {
     const writer = (await t.make.key((await t.make.user()).id, { write: true })).secret;
     const bodies = [
