@@ -52,11 +52,15 @@ describe('HTTP basics', () => {
       ['DELETE', '/v1/documents/6f1c1a52-3b0e-4c3e-9a55-2b8f8d1f0c11'],
       ['PUT', '/v1/documents'],
       ['POST', '/v1/me'],
+      ['GET', '/v1/documents/'],
+      ['PATCH', '/v1/documents/'],
+      ['GET', '/v1/projects/'],
     ] as const) {
       const res = await call(t.app, method, url, { key });
       assert.equal(res.status, 404, `${method} ${url}`);
       assert.equal(res.body.error.code, 'not_found');
       assert.equal(typeof res.body.error.message, 'string');
+      assert.equal((await call(t.app, method, url)).status, 404, `${method} ${url} without a key`);
     }
   });
 

@@ -22,4 +22,13 @@ export const documentRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
   app.patch('/documents/:id', { schema: updateDocumentSchema, config: { scope: WRITE_SCOPE } }, (req) =>
     documents.update(req.auth, req.params.id, req.body),
   );
+
+  // `/documents/` names no document: an unknown path like any other with a
+  // trailing slash (404 without a key), not `/documents/{id}` with an empty id.
+  app.route({
+    method: ['GET', 'HEAD', 'PATCH'],
+    url: '/documents/',
+    schema: { hide: true },
+    handler: (_req, reply) => reply.callNotFound(),
+  });
 };
