@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { isValidLookupKey } from './domain/plans.js';
 
 /** Folio's configuration, read from the environment (DESIGN §4). */
@@ -71,13 +72,23 @@ function parseUrl(name: string, raw: string): string {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new ConfigError(name, `must be an http or https URL, got "${raw}"`);
   }
+  // Paths are appended to it (`/documents/{id}`): a query or fragment would end up before them.
+  if (url.search !== '' || url.hash !== '') {
+    throw new ConfigError(name, `must be a base URL without "?" or "#", got "${raw}"`);
+  }
   return url.toString().replace(/\/+$/, '');
 }
+
+/** A DNS host name: dot-separated labels of letters, digits and inner hyphens. */
+const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
 
 /** Reads and validates the configuration; throws ConfigError naming the first bad variable. */
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 8787, 0, 65535);
   const host = text(env, 'HOST') ?? '127.0.0.1';
+  if (isIP(host) === 0 && !HOST_NAME.test(host)) {
+    throw new ConfigError('HOST', `expected an IP address or a host name such as 0.0.0.0 or localhost, got "${host}"`);
+  }
   const databaseUrl = text(env, 'DATABASE_URL') ?? 'sqlite:./data/folio.db';
   const database = parseDatabase(databaseUrl);
 

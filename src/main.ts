@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
-import type { Config } from './config.js';
+import { ConfigError, type Config } from './config.js';
 import { turnDestination } from './logging/turn-destination.js';
 import { openStore } from './store/open.js';
 
@@ -43,6 +43,28 @@ export async function serve(config: Config): Promise<FastifyInstance> {
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));
 
-  await app.listen({ port: config.port, host: config.host });
+  try {
+    await app.listen({ port: config.port, host: config.host });
+  } catch (err) {
+    await app.close();
+    throw listenError(err, config);
+  }
   return app;
+}
+
+/** Why the server could not listen, naming the variable to change where one is at fault. */
+function listenError(err: unknown, { host, port }: Pick<Config, 'host' | 'port'>): unknown {
+  switch ((err as { code?: unknown }).code) {
+    case 'EADDRINUSE':
+      return new ConfigError('PORT', `${port} is already in use on ${host}`);
+    case 'EACCES':
+      return new ConfigError('PORT', `${port} on ${host} may not be listened on by this user`);
+    case 'EADDRNOTAVAIL':
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+    case 'EAI_FAIL':
+      return new ConfigError('HOST', `"${host}" is not an address of this machine (${(err as Error).message})`);
+    default:
+      return err;
+  }
 }

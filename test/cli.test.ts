@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { run } from '../src/cli/program.js';
@@ -259,6 +260,44 @@ describe('folio command line', () => {
     const r = await folio({ DATABASE_URL: 'mysql://x' }, 'migrate');
     assert.equal(r.code, 1);
     assert.match(r.stderr, /^folio: DATABASE_URL: /);
+  });
+
+  it('stops with a message naming DATABASE_URL when its file is no database or cannot be opened', async () => {
+    const notADatabase = join(dir, 'notes.txt');
+    writeFileSync(notADatabase, 'not a database, just notes\n'.repeat(200));
+    for (const file of [notADatabase, dir]) {
+      const r = await folio({ DATABASE_URL: `sqlite:${file}` }, 'migrate');
+      assert.equal(r.code, 1, file);
+      assert.match(r.stderr, new RegExp(`^folio: DATABASE_URL: cannot open the database file "${file}": `), file);
+    }
+  });
+
+  it('serve stops at once, naming PORT or HOST, when it cannot listen', async () => {
+    const exec = promisify(execFile);
+    const busy = await new Promise<import('node:net').Server>((resolve) => {
+      const server = createServer();
+      server.listen(0, '127.0.0.1', () => resolve(server));
+    });
+    try {
+      const port = String((busy.address() as import('node:net').AddressInfo).port);
+      for (const [vars, pattern] of [
+        [{ PORT: port, HOST: '127.0.0.1' }, new RegExp(`^folio: PORT: ${port} is already in use on 127.0.0.1$`, 'm')],
+        [{ PORT: '0', HOST: '10.255.255.1' }, /^folio: HOST: "10.255.255.1" is not an address of this machine/m],
+      ] as const) {
+        // Without the fix the server's background thread kept it running: the timeout fails the test.
+        await assert.rejects(
+          exec(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', 'serve'], { env: { ...process.env, ...env, ...vars, LOG_LEVEL: 'silent' }, timeout: 30_000 }),
+          (err: any) => {
+            assert.equal(err.killed, false, 'it stopped by itself');
+            assert.equal(err.code, 1);
+            assert.match(err.stderr, pattern);
+            return true;
+          },
+        );
+      }
+    } finally {
+      busy.close();
+    }
   });
 
   it('works as a real process: one JSON object on stdout, errors on stderr with a non-zero status', async () => {

@@ -44,6 +44,7 @@ describe('configuration', () => {
     assert.equal(c.bodyBytesInFlight, 65536);
     assert.equal(c.logLevel, 'warn');
     assert.equal(loadConfig({ HOST: '0.0.0.0' }).publicAppUrl, 'http://localhost:8787');
+    for (const host of ['localhost', 'folio-1.internal.example', '10.0.0.7', '::1', 'fe80::1']) assert.equal(loadConfig({ HOST: host }).host, host);
   });
 
   it('stops on a bad value with a message naming the variable', () => {
@@ -56,6 +57,11 @@ describe('configuration', () => {
       ['REDIS_URL', 'redis://127.0.0.1:6379'],
       ['PUBLIC_APP_URL', 'not a url'],
       ['PUBLIC_APP_URL', 'ftp://example.com'],
+      ['PUBLIC_APP_URL', 'https://x.example/app?ref=1'],
+      ['PUBLIC_APP_URL', 'https://x.example/app#top'],
+      ['HOST', 'bad host'],
+      ['HOST', 'host_name.example'],
+      ['HOST', '-lead.example'],
       ['API_PLANS', ' , '],
       ['API_PLANS', 'Pro Plan'],
       ['READ_LIMIT_PER_MIN', '0'],

@@ -1,8 +1,18 @@
-import type { Config } from '../config.js';
+import { ConfigError, type Config } from '../config.js';
 import { openSqliteStore, type SqliteStoreOptions } from './sqlite/store.js';
 import type { Store } from './store.js';
 
 /** Opens the store named by the configuration, its schema brought up to date. */
 export async function openStore(config: Pick<Config, 'database'>, options: SqliteStoreOptions = {}): Promise<Store> {
-  return openSqliteStore(config.database.file, options);
+  try {
+    return openSqliteStore(config.database.file, options);
+  } catch (err) {
+    // SQLite's refusals (not a database, cannot open) and the file system's
+    // (no permission, not a directory) are the operator's to fix.
+    const code = (err as { code?: unknown }).code;
+    if (typeof code === 'string' && /^(SQLITE_|E[A-Z]+$)/.test(code)) {
+      throw new ConfigError('DATABASE_URL', `cannot open the database file "${config.database.file}": ${(err as Error).message}`);
+    }
+    throw err;
+  }
 }
