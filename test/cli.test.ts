@@ -245,6 +245,20 @@ describe('folio command line', () => {
     }
   });
 
+  it('refuses to make the demo workspace where it cannot make all of it, writing nothing', async () => {
+    const other = { ...env, DATABASE_URL: `sqlite:${join(dir, 'taken.db')}` };
+    await json(other, 'user', 'create', '--email', 'grace@folio.local');
+    for (let run = 0; run < 2; run++) {
+      await fails(other, /grace@folio\.local is already the e-mail of a user.*nothing was created/, 'demo');
+    }
+    const store = openSqliteStore(join(dir, 'taken.db'));
+    try {
+      assert.equal(await store.findUserByEmail('demo@folio.local'), null);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('has --help on every command and group', async () => {
     for (const argv of [[], ['user'], ['user', 'create'], ['user', 'set-plan'], ['org'], ['org', 'create'], ['org', 'set-plan'], ['org', 'add-member'], ['org', 'remove-member'], ['key'], ['key', 'create'], ['key', 'list'], ['key', 'revoke'], ['project'], ['project', 'create'], ['project', 'share'], ['template', 'create'], ['chat', 'create'], ['doc', 'create'], ['serve'], ['migrate'], ['demo']]) {
       const r = await folio(env, ...argv, '--help');

@@ -1,3 +1,4 @@
+import { UsageError } from '../errors.js';
 import type { AdminService } from '../services/admin.js';
 import type { Store } from '../store/store.js';
 import { demoDocuments } from './content.js';
@@ -12,6 +13,12 @@ const TEAMMATE_EMAIL = 'grace@folio.local';
  */
 export async function ensureDemoWorkspace(admin: AdminService, store: Store) {
   const existing = await store.findUserByEmail(DEMO_EMAIL);
+  // What would stop the workspace half-made is checked before anything is written.
+  if (existing === null && (await store.findUserByEmail(TEAMMATE_EMAIL)) !== null) {
+    throw new UsageError(
+      `${TEAMMATE_EMAIL} is already the e-mail of a user, and the demo workspace needs it for its teammate; nothing was created (the demo is for a database of its own)`,
+    );
+  }
   const userId = existing?.id ?? (await createDemoWorkspace(admin));
   const read = await admin.createKey({ userId, name: 'demo read key', write: false });
   const write = await admin.createKey({ userId, name: 'demo write key', write: true });
@@ -20,8 +27,7 @@ export async function ensureDemoWorkspace(admin: AdminService, store: Store) {
 
 async function createDemoWorkspace(admin: AdminService): Promise<string> {
   const ada = await admin.createUser({ email: DEMO_EMAIL, name: 'Ada Demo', plan: 'pro_monthly' });
-  const grace =
-    (await admin.createUser({ email: TEAMMATE_EMAIL, name: 'Grace Teammate', plan: 'free' }));
+  const grace = await admin.createUser({ email: TEAMMATE_EMAIL, name: 'Grace Teammate', plan: 'free' });
   const team = await admin.createOrg({ name: 'Acme Research', plan: 'team_monthly' });
   await admin.addMember(team.id, ada.id);
   await admin.addMember(team.id, grace.id);
