@@ -1,3 +1,4 @@
+import { fullFormats } from 'ajv-formats/dist/formats.js';
 import { generateKey, hashKey, lastFour, scopesFor, type Scope } from '../domain/keys.js';
 import { isValidLookupKey } from '../domain/plans.js';
 import { toIso } from '../domain/time.js';
@@ -11,7 +12,13 @@ import { documentUrl, type ServiceDeps } from './context.js';
  * says what to fix; the store then applies the same rules as the API.
  */
 
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+/**
+ * An e-mail address as the API's schemas declare it (`format: email`, by
+ * ajv-formats), so that no user is stored with an address `GET /me` would
+ * show against its own format: at most 64 characters before the `@`, 254 in all.
+ */
+const EMAIL = fullFormats.email as RegExp;
+const isEmail = (email: string) => EMAIL.test(email) && email.length <= 254 && email.lastIndexOf('@') <= 64;
 const TITLE_MAX = 200;
 
 export interface KeyView {
@@ -90,7 +97,7 @@ export function adminService(deps: Pick<ServiceDeps, 'store' | 'clock' | 'config
   return {
     async createUser(input: { email: string; name?: string; plan?: string }) {
       const email = input.email.trim();
-      if (!EMAIL.test(email)) throw new UsageError(`"${input.email}" is not an e-mail address`);
+      if (!isEmail(email)) throw new UsageError(`"${input.email}" is not an e-mail address`);
       const plan = input.plan === undefined ? null : parsePlan(input.plan);
       return store.createUser({ email, name: input.name ?? null, plan, now: now() });
     },
