@@ -116,8 +116,10 @@ describe('folio command line', () => {
     const sys = await json(env, 'template', 'create', '--title', 'Meeting notes', '--system', '--default');
     assert.equal(typeof sys.id, 'number');
     await json(env, 'template', 'create', '--title', 'Mine', '--user', owner.id, '--description', 'd');
-    await json(env, 'template', 'create', '--title', 'Ours', '--org', team.id);
-    await fails(env, /--system, --user or --org|say whose/, 'template', 'create', '--title', 'Nobody');
+    await json(env, 'template', 'create', '--title', 'Ours', '--org', team.id, '--user', owner.id);
+    // Every template but a system one has a creator (DESIGN §1).
+    await fails(env, /team template has a creator: add --user/, 'template', 'create', '--title', 'Orphan', '--org', team.id);
+    await fails(env, /say whose/, 'template', 'create', '--title', 'Nobody');
     await fails(env, /without --user or --org/, 'template', 'create', '--title', 'Both', '--system', '--user', owner.id);
     await fails(env, /not a member/, 'template', 'create', '--title', 'T', '--org', team.id, '--user', outsider.id);
 

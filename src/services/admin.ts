@@ -197,8 +197,13 @@ export function adminService(deps: Pick<ServiceDeps, 'store' | 'clock' | 'config
       if (input.system && (input.userId !== undefined || input.orgId !== undefined)) {
         throw new UsageError('a system template belongs to no workspace: give --system without --user or --org');
       }
-      if (!input.system && input.userId === undefined && input.orgId === undefined) {
-        throw new UsageError('say whose template it is: --user USER_ID (personal), --org ORG_ID (team, with --user as its creator if you like), or --system (built in)');
+      // Every template but a system one has a creator (DESIGN §1).
+      if (!input.system && input.userId === undefined) {
+        throw new UsageError(
+          input.orgId === undefined
+            ? 'say whose template it is: --user USER_ID (personal; with --org ORG_ID, a team template that user creates) or --system (built in)'
+            : 'a team template has a creator: add --user USER_ID, a member of the organization',
+        );
       }
       if (input.userId !== undefined) await user(input.userId);
       if (input.orgId !== undefined) {

@@ -6,9 +6,9 @@ export function registerTemplate(program: Command, ctx: CliContext): void {
 
   template
     .command('create')
-    .description('create a template: personal (--user), a team\'s (--org), or built in (--system)')
+    .description('create a template: personal (--user), a team\'s (--org with --user as its creator), or built in (--system)')
     .requiredOption('--title <title>', 'template title')
-    .option('--user <userId>', "a personal template of this user (with --org: the team template's creator)")
+    .option('--user <userId>', "a personal template of this user (with --org: the team template's creator, required)")
     .option('--org <orgId>', "a team template of this organization")
     .option('--description <text>', 'description')
     .option('--system', 'a built-in template, visible in every workspace', false)
