@@ -136,9 +136,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
-    // No path parameter is too long to route: an id of any length is routed,
-    // guarded and then refused by its route's validation (DESIGN §2's order).
-    routerOptions: { ignoreTrailingSlash: false, maxParamLength: Number.MAX_SAFE_INTEGER },
+    // Past any request line Node.js reads by default (16 KiB of headers), so
+    // that an id of any length is routed, guarded and then refused by its
+    // route's validation (DESIGN §2's order). A small integer: the router
+    // reads it on every request, and Number.MAX_SAFE_INTEGER there made
+    // GET /v1/me about 5 % slower.
+    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 65_536 },
     frameworkErrors: answerFrameworkError(guards),
     clientErrorHandler: answerClientError,
   }).withTypeProvider<TypeBoxTypeProvider>();

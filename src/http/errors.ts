@@ -94,25 +94,32 @@ export function routeGuards() {
 export type RouteGuards = ReturnType<typeof routeGuards>;
 
 /**
- * Fastify's `frameworkErrors`: a request whose path holds a malformed
- * percent-encoding (`/v1/documents/%ZZ`), which the router cannot decode to
- * find its route. It is checked as its route would check it, in DESIGN §2's
- * order: the key, plan and rate limit of the endpoint its path names come
- * first (401, 402, 429), then the path is `400`; a path that names no
- * endpoint is `404`. The answer is in the envelope with its request id. Such
- * a reply passes none of Fastify's hooks, the request log's included, so its
- * log line is written here.
+ * Fastify's `frameworkErrors`: a request the router cannot route, because
+ * its path holds a malformed percent-encoding (`/v1/documents/%ZZ`), or a
+ * path parameter past the router's length (app.ts sets it past any request
+ * line Node.js reads by default). It is checked as its route would check
+ * it, in DESIGN §2's order: the key, plan and rate limit of the endpoint its
+ * path names come first (401, 402, 429), then the path is `400`; a path that
+ * names no endpoint is `404`. The answer is in the envelope with its request
+ * id. Such a reply passes none of Fastify's hooks, the request log's
+ * included, so its log line is written here.
  */
+const UNROUTABLE: Record<string, string> = {
+  FST_ERR_BAD_URL: 'The request path is not valid: it holds a malformed percent-encoding.',
+  FST_ERR_MAX_PARAM_LENGTH: 'A path parameter is longer than any id.',
+};
+
 export function answerFrameworkError(guards: RouteGuards) {
   return async (err: FastifyError, request: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    const guard = err.code === 'FST_ERR_BAD_URL' ? guards.find(request.method, request.url.split('?')[0]!) : undefined;
+    const refusal = UNROUTABLE[err.code];
+    const guard = refusal === undefined ? undefined : guards.find(request.method, request.url.split('?')[0]!);
     let error: ApiError;
     try {
-      if (err.code !== 'FST_ERR_BAD_URL') error = new InternalError();
+      if (refusal === undefined) error = new InternalError();
       else if (guard === undefined) error = notFound(request);
       else {
         await guard(request, reply);
-        error = new InvalidRequest('The request path is not valid: it holds a malformed percent-encoding.');
+        error = new InvalidRequest(refusal);
       }
     } catch (thrown) {
       error = thrown instanceof ApiError ? thrown : new InternalError();
