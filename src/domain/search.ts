@@ -18,8 +18,8 @@ export function searchTerms(q: string): string[] {
  * has no case folding; lowering, raising and lowering again reaches Unicode's
  * full folding where lower case alone falls short (ß and ẞ to ss, ſ to s),
  * and a final sigma is folded as any other (ς to σ), so that "ΠΡΟΣ" finds
- * "ΠΡΟΣΦΟΡΑ". Titles are stored folded (migration 10 folds them again
- * whenever this changes).
+ * "ΠΡΟΣΦΟΡΑ". Titles are stored folded: a change here needs a migration
+ * that folds them again, as migration 10 did for this one.
  */
 export function foldTitle(text: string): string {
   return text.normalize('NFKC').toLowerCase().toUpperCase().toLowerCase().replaceAll('ς', 'σ');
