@@ -46,6 +46,13 @@ declare module 'fastify' {
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
+ * A body's `__proto__` or `constructor.prototype` keys are dropped like any
+ * other unknown field (DESIGN §3), never applied to the parsed object: by
+ * Fastify's options and by the JSON parser that checks bodies are UTF-8.
+ */
+const POISONED_KEYS = 'remove';
+
+/**
  * One log line per request, written when it completes: its id, method,
  * path, status, time and client address, instead of Fastify's pair of lines
  * built by its serializers. Logging was the largest share of a fast
@@ -124,10 +131,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logger,
     logController: new RequestLog(),
     bodyLimit: config.maxBodyBytes,
-    // A body's `__proto__` or `constructor.prototype` keys are dropped like
-    // any other unknown field (DESIGN §3), never applied to the parsed object.
-    onProtoPoisoning: 'remove',
-    onConstructorPoisoning: 'remove',
+    onProtoPoisoning: POISONED_KEYS,
+    onConstructorPoisoning: POISONED_KEYS,
     requestIdHeader: false,
     // While shutting down, requests already on open connections are served
     // (with Connection: close) rather than refused outside the error envelope.
@@ -150,7 +155,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.removeContentTypeParser(['text/plain']);
   // A JSON body is UTF-8 (RFC 8259): one that is not is refused, rather than
   // read with U+FFFD in place of its bytes and stored so.
-  const parseJson = app.getDefaultJsonParser('remove', 'remove');
+  const parseJson = app.getDefaultJsonParser(POISONED_KEYS, POISONED_KEYS);
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     if (!isUtf8(body as Buffer)) done(new InvalidRequest('The request body is not UTF-8 text.'), undefined);

@@ -115,17 +115,13 @@ export function answerFrameworkError(guards: RouteGuards) {
     const guard = refusal === undefined ? undefined : guards.find(request.method, request.url.split('?')[0]!);
     let error: ApiError;
     try {
-      if (refusal === undefined) error = new InternalError();
-      else if (guard === undefined) error = notFound(request);
-      else {
-        await guard(request, reply);
-        error = new InvalidRequest(refusal);
-      }
+      if (refusal === undefined) throw err;
+      if (guard !== undefined) await guard(request, reply);
+      error = guard === undefined ? notFound(request) : new InvalidRequest(refusal);
     } catch (thrown) {
       error = thrown instanceof ApiError ? thrown : new InternalError();
-      if (error instanceof InternalError) err = thrown as FastifyError;
+      if (error instanceof InternalError) request.log.error({ err: thrown }, 'request failed');
     }
-    if (error instanceof InternalError) request.log.error({ err }, 'request failed');
     const { method, url } = request;
     request.log.info({ method, url, statusCode: error.status, remoteAddress: request.socket?.remoteAddress }, 'request refused before routing');
     reply.code(error.status).header('x-request-id', request.id).headers(error.headers).send(error.toBody());
