@@ -32,8 +32,8 @@ describe('the WAL-index header', () => {
   let other: Database.Database;
   // Closed only after every connection (see wal-index-header.ts: closing drops the process's locks on the file).
   const opened: WalIndexHeader[] = [];
-  const headerOf = (d: Database.Database) => {
-    const h = walIndexHeader(d);
+  const headerOf = (d: Database.Database, options: { map?: boolean } = {}) => {
+    const h = walIndexHeader(d, options);
     if (h) opened.push(h);
     return h;
   };
@@ -65,8 +65,18 @@ describe('the WAL-index header', () => {
     memory.close();
   });
 
-  it('changes with every commit, of this connection, another or another process, and not with reads', () => {
-    const h = headerOf(db)!;
+  it('is mapped from the file where Folio\'s native addon is built (npm ci builds it), else read from the file', () => {
+    assert.equal(headerOf(db)!.mapped, true, 'build/Release/folio_shared_map.node is missing: run npm ci (or npm run install)');
+    assert.equal(headerOf(db, { map: false })!.mapped, false);
+  });
+
+  for (const map of [true, false]) {
+    it(`changes with every commit, of this connection, another or another process, and not with reads (${map ? 'mapped' : 'read from the file'})`, () => {
+      changesWithEveryCommit(headerOf(db, { map })!);
+    });
+  }
+
+  function changesWithEveryCommit(h: WalIndexHeader) {
     const start = snapshot(h);
     {
       db.prepare('SELECT * FROM t').all();
@@ -81,7 +91,7 @@ describe('the WAL-index header', () => {
       inAnotherProcess(file, 'UPDATE t SET v = ? WHERE k = ?', '4', 'a');
       assert.notDeepEqual(snapshot(h), another);
     }
-  });
+  }
 
   it('lets the cache see every commit of another process on the next lookup', () => {
     const cache = accessCache(db, { header: headerOf(db) });
@@ -122,7 +132,7 @@ describe('the WAL-index header', () => {
 
   it('gates the check: with a header that does not change, the cache does not ask data_version', () => {
     const still = Buffer.alloc(WAL_INDEX_HEADER_BYTES, 7);
-    const frozen: WalIndexHeader = { read: (into) => (still.copy(into), true), close() {} };
+    const frozen: WalIndexHeader = { read: (into) => (still.copy(into), true), mapped: false, close() {} };
     const cache = accessCache(db, { header: frozen });
     let loads = 0;
     const value = () => cache.get('v', () => (loads++, db.prepare('SELECT v FROM t WHERE k = ?').pluck().get('a')));
@@ -134,7 +144,7 @@ describe('the WAL-index header', () => {
   });
 
   it('asks data_version every time when the header cannot be read', () => {
-    const unreadable: WalIndexHeader = { read: () => false, close() {} };
+    const unreadable: WalIndexHeader = { read: () => false, mapped: false, close() {} };
     const cache = accessCache(db, { header: unreadable });
     const value = () => cache.get('v', () => db.prepare('SELECT v FROM t WHERE k = ?').pluck().get('a'));
     other.prepare('UPDATE t SET v = ? WHERE k = ?').run('u1', 'a');

@@ -1,0 +1,8 @@
+{
+  "targets": [
+    {
+      "target_name": "folio_shared_map",
+      "sources": ["native/shared-map.c"]
+    }
+  ]
+}
