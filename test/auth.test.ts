@@ -4,6 +4,10 @@ import { readFileSync } from 'node:fs';
 import { call, setup, type TestContext } from './helpers.js';
 import { generateKey, isWellFormedKey } from '../src/domain/keys.js';
 import { buildApp } from '../src/app.js';
+import { apiGuard } from '../src/http/auth.js';
+import { READ_SCOPE } from '../src/domain/keys.js';
+import { memoryLimiter } from '../src/rate-limit/limiter.js';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 
 describe('API keys', () => {
   let t: TestContext;
@@ -85,6 +89,30 @@ describe('API keys', () => {
     } finally {
       await app.close();
     }
+  });
+
+  it('passes a known key without waiting for anything, and a new one once it has been read', async () => {
+    const user = await t.make.user();
+    const { secret } = await t.make.key(user.id);
+    const guard = apiGuard({ config: t.config, store: t.store, clock: t.clock, limiter: memoryLimiter({ readPerMin: 10, writePerMin: 10 }) })(READ_SCOPE);
+    const headers: Record<string, string> = {};
+    const request = { headers: { authorization: `Bearer ${secret}` } } as unknown as FastifyRequest;
+    const reply = { headers: (h: Record<string, string>) => Object.assign(headers, h) } as unknown as FastifyReply;
+    const pass = () => {
+      const outcome: { done: boolean; err?: Error } = { done: false };
+      guard(request, reply, (err) => Object.assign(outcome, { done: true, err }));
+      return outcome;
+    };
+    // The first request reads the key (and writes its last-used time): it is answered later.
+    const first = pass();
+    assert.equal(first.done, false);
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(first, { done: true, err: undefined });
+    // From then on, the guard has answered by the time it returns.
+    const next = pass();
+    assert.deepEqual(next, { done: true, err: undefined });
+    assert.equal(request.auth.user.id, user.id);
+    assert.equal(headers['ratelimit-remaining'], '8');
   });
 
   it('refuses every endpoint without a key', async () => {

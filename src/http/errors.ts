@@ -71,7 +71,8 @@ function validationMessage(err: FastifyError): string {
 }
 
 /** The checks of a route that needs a key (src/http/auth.ts). */
-export type RouteGuard = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+/** An API route's guard (src/http/auth.ts): an onRequest hook that calls `done` with nothing, or with the error that refuses the request. */
+export type RouteGuard = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => void;
 
 /**
  * The guards of the API's routes by method and path, for the requests the
@@ -116,7 +117,9 @@ export function answerFrameworkError(guards: RouteGuards) {
     let error: ApiError;
     try {
       if (refusal === undefined) throw err;
-      if (guard !== undefined) await guard(request, reply);
+      if (guard !== undefined) {
+        await new Promise<void>((passed, refused) => guard(request, reply, (err) => (err ? refused(err) : passed())));
+      }
       error = guard === undefined ? notFound(request) : new InvalidRequest(refusal);
     } catch (thrown) {
       error = thrown instanceof ApiError ? thrown : new InternalError();

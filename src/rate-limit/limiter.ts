@@ -1,5 +1,3 @@
-import { RateLimiterMemory, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
-
 /** Requests are counted per key and per class (DESIGN §3). */
 export type LimitClass = 'read' | 'write';
 
@@ -12,7 +10,13 @@ export interface RateDecision {
 }
 
 export interface Limiter {
-  consume(keyId: string, cls: LimitClass): Promise<RateDecision>;
+  /**
+   * Counts one request of `keyId` in class `cls`. The limiter kept in this
+   * process answers at once, so that the guard of every request runs without
+   * waiting (src/http/auth.ts); one shared by several instances would answer
+   * with a promise.
+   */
+  consume(keyId: string, cls: LimitClass): RateDecision | Promise<RateDecision>;
 }
 
 export interface LimitSettings {
@@ -20,32 +24,46 @@ export interface LimitSettings {
   writePerMin: number;
 }
 
-const WINDOW_SECONDS = 60;
+const WINDOW_MS = 60_000;
 
-/** Wraps any rate-limiter-flexible store: memory here, Redis when several instances share limits. */
-export function flexibleLimiter(limiters: Record<LimitClass, RateLimiterAbstract>): Limiter {
-  return {
-    async consume(keyId, cls) {
-      const limiter = limiters[cls];
-      const limit = limiter.points;
-      try {
-        const res = await limiter.consume(keyId, 1);
-        return { allowed: true, limit, remaining: res.remainingPoints, resetSeconds: toSeconds(res.msBeforeNext) };
-      } catch (err) {
-        if (err instanceof RateLimiterRes) {
-          return { allowed: false, limit, remaining: 0, resetSeconds: toSeconds(err.msBeforeNext) };
-        }
-        throw err;
-      }
-    },
+/**
+ * Fixed windows, one per key: a window opens with the key's first request,
+ * lets `points` requests through and closes 60 seconds later; the next
+ * request opens a new one. Requests past the limit still count, and are
+ * told how long the window has left. Closed windows are dropped once a
+ * window's length.
+ *
+ * Written here rather than taken from rate-limiter-flexible, whose limiters
+ * answer only through a promise: with it, the guard of every request was
+ * asynchronous (bench/README.md, "A guard that does not wait").
+ */
+function fixedWindows(points: number) {
+  const windows = new Map<string, { count: number; closesAt: number }>();
+  let sweepAt = 0;
+  return (key: string, now: number): RateDecision => {
+    if (now >= sweepAt) {
+      for (const [k, w] of windows) if (w.closesAt <= now) windows.delete(k);
+      sweepAt = now + WINDOW_MS;
+    }
+    let window = windows.get(key);
+    if (window === undefined || window.closesAt <= now) {
+      window = { count: 0, closesAt: now + WINDOW_MS };
+      windows.set(key, window);
+    }
+    window.count += 1;
+    const resetSeconds = toSeconds(window.closesAt - now);
+    return window.count <= points
+      ? { allowed: true, limit: points, remaining: points - window.count, resetSeconds }
+      : { allowed: false, limit: points, remaining: 0, resetSeconds };
   };
 }
 
+/** Limits kept in this process's memory, by the wall clock. */
 export function memoryLimiter(settings: LimitSettings): Limiter {
-  return flexibleLimiter({
-    read: new RateLimiterMemory({ keyPrefix: 'read', points: settings.readPerMin, duration: WINDOW_SECONDS }),
-    write: new RateLimiterMemory({ keyPrefix: 'write', points: settings.writePerMin, duration: WINDOW_SECONDS }),
-  });
+  const classes = { read: fixedWindows(settings.readPerMin), write: fixedWindows(settings.writePerMin) };
+  return {
+    consume: (keyId, cls) => classes[cls](keyId, Date.now()),
+  };
 }
 
 function toSeconds(ms: number): number {

@@ -5,7 +5,8 @@ import { chatUrl, requireVisibleProject, resolveViewer, type Caller, type Servic
 export function workspaceService(deps: ServiceDeps) {
   const { config, store } = deps;
   return {
-    async me(caller: Caller) {
+    /** Answered from the caller alone, without waiting: the route sends it as it is returned. */
+    me(caller: Caller) {
       return {
         id: caller.user.id,
         name: caller.user.name,

@@ -150,6 +150,13 @@ export interface Store {
    * key found before has passed.
    */
   findPrincipal(keyHash: string, worthLooking?: () => boolean): Promise<Principal | null>;
+  /**
+   * What findPrincipal would answer, when the store holds it in memory and it
+   * is still current (no commit has changed what it was read from), without
+   * waiting; undefined when it must be asked with findPrincipal. The guard
+   * of most requests is answered this way without a promise.
+   */
+  knownPrincipal(keyHash: string): Principal | undefined;
   touchKey(keyId: string, at: string): Promise<void>;
   isMember(orgId: string, userId: string): Promise<boolean>;
   isProjectVisible(viewer: Viewer, projectId: string): Promise<boolean>;

@@ -12,6 +12,9 @@ import { contentVisible, listBranches, projectVisible, templateVisible, type Sco
 import { kindOf, viewerParams as params, viewerScopes } from './viewer-scope.js';
 import { listPageSql, PAGE_LIMIT } from './page-limit.js';
 
+/** A principal's entry in the access cache. */
+const principalKey = (keyHash: string) => `principal:${keyHash}`;
+
 /** Keys, organizations, projects, templates and chats, as the API reads them. */
 export function workspaceQueries(db: Db, cache: AccessCache) {
   const principalStmt = db.prepare(
@@ -113,8 +116,12 @@ export function workspaceQueries(db: Db, cache: AccessCache) {
   });
 
   return {
+    knownPrincipal(keyHash: string): Principal | undefined {
+      return cache.peek<Principal>(principalKey(keyHash));
+    },
+
     async findPrincipal(keyHash: string, worthLooking: () => boolean = () => true): Promise<Principal | null> {
-      const key = `principal:${keyHash}`;
+      const key = principalKey(keyHash);
       const known = cache.peek<Principal>(key);
       if (known !== undefined) return known;
       // Not worth it: not looked up.
