@@ -126,6 +126,9 @@ describe('JSON written by the store', () => {
       other.close();
     }
     const page = (await call(t.app, 'GET', '/v1/documents', { key: reader })).body;
+    const pageRes = await t.app.inject({ method: 'GET', url: '/v1/documents', headers: { authorization: `Bearer ${reader}` } });
+    assert.equal(isUtf8(pageRes.rawPayload), true, 'the page too is valid UTF-8');
+    assert.equal(Number(pageRes.headers['content-length']), pageRes.rawPayload.length);
     for (const id of [lone.id, odd.id]) {
       const res = await t.app.inject({ method: 'GET', url: `/v1/documents/${id}`, headers: { authorization: `Bearer ${reader}` } });
       assert.equal(res.statusCode, 200);

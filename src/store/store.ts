@@ -170,7 +170,7 @@ export interface Store {
    * `urls` followed by its id. The store writes the JSON: see
    * sqlite/documents.ts.
    */
-  renderDocumentPage(viewer: Viewer, query: DocumentPageQuery, urls: string): Promise<string>;
+  renderDocumentPage(viewer: Viewer, query: DocumentPageQuery, urls: string): Promise<Buffer>;
   /** A document as the JSON body of `GET /v1/documents/{id}` (UTF-8), or null when the viewer does not see it. */
   renderDocument(viewer: Viewer, id: string, urls: string): Promise<Buffer | null>;
   /** Null when the project is not visible to the viewer in its scope. */

@@ -71,9 +71,11 @@ export function documentQueries(db: Db, cache: AccessCache, header: WalIndexHead
     if (!stmt) {
       const extra = project ? ['d.project_id = @pid'] : [];
       const branches = listBranches[kind]('d', shared).map((cond) => [cond, ...extra].join(' AND '));
-      const select = rendered ? `json_object(${SUMMARY_JSON('d')})` : 'd.id, d.title, d.created_at, d.updated_at, d.thread_id';
+      const select = rendered
+        ? `json_object(${SUMMARY_JSON('d')}) AS summary, page.sort_at, page.id`
+        : 'd.id, d.title, d.created_at, d.updated_at, d.thread_id';
       const sql = listPageSql({ table: 'documents', t: 'd', key: 'seq', branches, select });
-      stmt = rendered ? db.prepare(sql).pluck() : db.prepare(sql).raw();
+      stmt = rendered ? db.prepare(pageJson(sql)).pluck() : db.prepare(sql).raw();
       listCache.set(key, stmt);
     }
     return stmt;
@@ -256,19 +258,14 @@ export function documentQueries(db: Db, cache: AccessCache, header: WalIndexHead
       return p === null ? [] : (p.stmt.all(p.bound) as SummaryTuple[]).map(tupleSummary);
     },
 
-    async renderDocumentPage(viewer: Viewer, query: DocumentPageQuery, urls: string): Promise<string> {
+    async renderDocumentPage(viewer: Viewer, query: DocumentPageQuery, urls: string): Promise<Buffer> {
       const p = page(viewer, query, urls);
-      const rows = p === null ? [] : (p.stmt.all(p.bound) as string[]);
-      return `{"documents":[${rows.join(',')}],"count":${rows.length}}`;
+      return p === null ? Buffer.from(EMPTY_PAGE) : asUtf8(p.stmt.get(p.bound) as Buffer);
     },
 
     async renderDocument(viewer: Viewer, id: string, urls: string): Promise<Buffer | null> {
       const body = (renderStmt[kindOf(viewer)].get(params(viewer, { id, urls })) as Buffer | undefined) ?? null;
-      // Text that is not UTF-8 (Folio refuses lone surrogates in bodies, but
-      // another tool may write anything, or an older Folio stored one as its
-      // three bytes) is sent as a JavaScript string of it would be: each bad
-      // sequence as U+FFFD.
-      return body === null || isUtf8(body) ? body : Buffer.from(body.toString('utf8'));
+      return body === null ? null : asUtf8(body);
     },
 
     createDocument(viewer: Viewer, doc: NewDocument, now: string) {
@@ -296,6 +293,31 @@ export function documentQueries(db: Db, cache: AccessCache, header: WalIndexHead
  */
 const SUMMARY_JSON = (d: string) =>
   `'id', ${d}.id, 'title', ${d}.title, 'createdAt', ${d}.created_at, 'updatedAt', ${d}.updated_at, 'threadId', ${d}.thread_id, 'url', @urls || ${d}.id`;
+
+/** A page of documents with no document in it. */
+const EMPTY_PAGE = '{"documents":[],"count":0}';
+
+/**
+ * A page (`sql` selecting each document's JSON as `summary`, with the
+ * page's order) as the whole body of `GET /v1/documents`, in UTF-8 bytes:
+ * one value read instead of a JavaScript string of every row joined into
+ * another, then encoded again to be sent.
+ */
+function pageJson(sql: string): string {
+  return `SELECT CAST('{"documents":[' || coalesce(group_concat(summary, ',' ORDER BY sort_at DESC, id DESC), '')
+            || '],"count":' || count(*) || '}' AS BLOB)
+     FROM (${sql})`;
+}
+
+/**
+ * JSON the store wrote, as it goes out: text that is not UTF-8 (Folio
+ * refuses lone surrogates in bodies, but another tool may write anything,
+ * or an older Folio stored one as its three bytes) is sent as a JavaScript
+ * string of it would be, each bad sequence as U+FFFD.
+ */
+function asUtf8(body: Buffer): Buffer {
+  return isUtf8(body) ? body : Buffer.from(body.toString('utf8'));
+}
 
 /** A document as the API shows it, as UTF-8 bytes: no string is made of the Markdown only to be written out again. */
 function documentJson(visible: string): string {
