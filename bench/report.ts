@@ -5,6 +5,30 @@ import { MAX_RSS_MB, type Targets } from './scenarios.js';
 export interface Measured extends LoadResult {
   /** Highest resident set size of the server during warm-up and measurement. */
   rssMb: number;
+  /** The rate of each round, in the order run; the figures above are those of the median round (bench/run.ts). */
+  roundsRps?: number[];
+}
+
+/**
+ * One server's rounds of a scenario as one measurement: the rate, latencies
+ * and time of the round with the median rate, the responses, errors and
+ * timeouts of all rounds (so that any failure shows), the highest RSS.
+ */
+export function mergeRounds(rounds: Measured[]): Measured {
+  const byRate = [...rounds].sort((a, b) => a.rps - b.rps);
+  const mid = byRate[(byRate.length - 1) >> 1]!;
+  const statuses: Record<string, number> = {};
+  for (const r of rounds) for (const [k, v] of Object.entries(r.statuses)) statuses[k] = (statuses[k] ?? 0) + v;
+  const sum = (f: (r: Measured) => number) => rounds.reduce((n, r) => n + f(r), 0);
+  return {
+    ...mid,
+    requests: sum((r) => r.requests),
+    statuses,
+    errors: sum((r) => r.errors),
+    timeouts: sum((r) => r.timeouts),
+    rssMb: Math.max(...rounds.map((r) => r.rssMb)),
+    roundsRps: rounds.map((r) => r.rps),
+  };
 }
 
 export interface ScenarioReport {

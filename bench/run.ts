@@ -17,7 +17,7 @@ import { bookKey, type Captured, type ResponseBook } from './ceiling.js';
 import { generate, type Manifest } from './generate.js';
 import type { LoadResult, LoadSpec } from './load.js';
 import { build, folioEnv, freePort, freshCopy, loadProcess, pinnedNode, removeDatabase, startFlags, waitFor, withRss } from './processes.js';
-import { formatMarkdown, formatTable, type RunReport, type ScenarioReport } from './report.js';
+import { formatMarkdown, formatTable, mergeRounds, type Measured, type RunReport, type ScenarioReport } from './report.js';
 import { readRequests, requestSource, SCENARIOS, writeBodies, type Req } from './scenarios.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -36,6 +36,7 @@ const { values: args } = parseArgs({
     'reuse-data': { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
     'log-level': { type: 'string', default: 'info' },
+    rounds: { type: 'string' },
     'server-core': { type: 'string', default: '0' },
     'load-core': { type: 'string', default: '1' },
     help: { type: 'boolean', default: false },
@@ -45,8 +46,9 @@ const { values: args } = parseArgs({
 if (args.help) {
   process.stdout.write(`npm run bench -- [options]
   --docs N          documents in the data set (default 100000; --quick: 2000)
-  --duration S      measured seconds per scenario and server (default 15; --quick: 1.5)
-  --warmup S        warm-up seconds before each measurement (default 5; --quick: 0.5)
+  --duration S      measured seconds per scenario and server, over all rounds (default 15; --quick: 1.5)
+  --warmup S        warm-up seconds before a server's first round of a scenario (default 5; --quick: 0.5); 1 before the others
+  --rounds N        Folio and the ceiling measured in turn N times per scenario (default 3; --quick: 1)
   --connections N   concurrent connections (default 50)
   --quick           a smoke run in under a minute
   --only a,b        only these scenarios (${SCENARIOS.map((s) => s.id).join(', ')})
@@ -62,12 +64,14 @@ const options = {
   docs: num(args.docs, args.quick ? 2000 : 100_000),
   duration: num(args.duration, args.quick ? 1.5 : 15),
   warmup: num(args.warmup, args.quick ? 0.5 : 5),
+  rounds: num(args.rounds, args.quick ? 1 : 3),
   connections: num(args.connections, 50),
   logLevel: args['log-level']!,
   serverCore: args['server-core']!,
   loadCore: args['load-core']!,
   profile: args.profile!,
 };
+if (!Number.isInteger(options.rounds) || options.rounds < 1) throw new Error(`--rounds: expected a whole number of at least 1, got "${args.rounds}"`);
 const scenarios = args.only ? SCENARIOS.filter((s) => args.only!.split(',').includes(s.id)) : SCENARIOS;
 if (scenarios.length === 0) throw new Error(`--only: no such scenario; choose from ${SCENARIOS.map((s) => s.id).join(', ')}`);
 
@@ -157,13 +161,16 @@ async function startCeiling(bookFile: string): Promise<Server> {
   return { name: 'ceiling', child, url, stop: stopper(child) };
 }
 
-async function load(url: string, scenario: string, manifestFile: string, dbFile: string): Promise<LoadResult> {
+/** Warm-up before a server's later rounds of a scenario: it is warm already. */
+const LATER_WARMUP_SECONDS = 1;
+
+async function load(url: string, scenario: string, manifestFile: string, dbFile: string, round: number): Promise<LoadResult> {
   const spec: LoadSpec = {
     url,
     scenario,
     connections: options.connections,
-    warmupSeconds: options.warmup,
-    durationSeconds: options.duration,
+    warmupSeconds: round === 0 ? options.warmup : Math.min(options.warmup, LATER_WARMUP_SECONDS),
+    durationSeconds: options.duration / options.rounds,
     manifestFile,
     dbFile,
   };
@@ -242,12 +249,27 @@ try {
       folio = await startFolio(dbFile, options.profile ? s.id : null);
       dirty = false;
     }
-    say(`${s.id}: Folio…`);
-    const f = await withRss(folio.child.pid!, () => load(folio.url, s.id, manifestFile, dbFile));
-    say(`${s.id}: ceiling…`);
-    const c = await withRss(ceiling.child.pid!, () => load(ceiling.url, s.id, manifestFile, dbFile));
+    // Folio and the ceiling in turn, round after round: a machine whose
+    // speed drifts (bench/README.md) then weighs on both alike, where one
+    // long run of each could set a slow minute of one against a fast one of
+    // the other.
+    const folioRounds: Measured[] = [];
+    const ceilingRounds: Measured[] = [];
+    for (let round = 0; round < options.rounds; round++) {
+      const of = options.rounds > 1 ? ` (round ${round + 1} of ${options.rounds})` : '';
+      say(`${s.id}: Folio${of}…`);
+      const f = await withRss(folio.child.pid!, () => load(folio.url, s.id, manifestFile, dbFile, round));
+      folioRounds.push({ ...f.result, rssMb: f.rssMb });
+      say(`${s.id}: ceiling${of}…`);
+      const c = await withRss(ceiling.child.pid!, () => load(ceiling.url, s.id, manifestFile, dbFile, round));
+      ceilingRounds.push({ ...c.result, rssMb: c.rssMb });
+    }
     if (s.writes) dirty = true;
-    const report: ScenarioReport = { id: s.id, title: s.title, targets: s.targets, folio: { ...f.result, rssMb: f.rssMb }, ceiling: { ...c.result, rssMb: c.rssMb } };
+    const report: ScenarioReport = { id: s.id, title: s.title, targets: s.targets, folio: mergeRounds(folioRounds), ceiling: mergeRounds(ceilingRounds) };
+    if (options.rounds > 1) {
+      const rates = (m: Measured) => m.roundsRps!.map((r) => r.toFixed(0)).join(', ');
+      say(`${s.id}: rounds, Folio ${rates(report.folio)}; ceiling ${rates(report.ceiling)} req/s`);
+    }
     reports.push(report);
     say(formatTable([report]).split('\n').slice(-1)[0]!);
   }
