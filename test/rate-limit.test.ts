@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, it, mock } from 'node:test';
 import assert from 'node:assert/strict';
 import { call, setup, type TestContext } from './helpers.js';
+import type { Limiter } from '../src/rate-limit/limiter.js';
 
 /**
  * The limiter keeps its windows by the wall clock; node's mock timers make
@@ -62,5 +63,39 @@ describe('rate limits', () => {
     for (let i = 0; i < 5; i++) await call(t.app, 'GET', '/v1/me', { key: secret });
     const res = await call(t.app, 'GET', '/v1/documents?limit=1000', { key: secret });
     assert.equal(res.status, 429);
+  });
+});
+
+/**
+ * The limiter kept in memory answers at once; one shared by several
+ * instances would answer later, with a promise, and the guard waits for it.
+ */
+describe('a limiter that answers later', () => {
+  it('is waited for: its refusal is a 429 with its headers, its consent lets the request through', async () => {
+    let allowed = true;
+    const seen: string[] = [];
+    const limiter: Limiter = {
+      consume: async (keyId, cls) => {
+        seen.push(cls);
+        await new Promise((r) => setImmediate(r));
+        return { allowed, limit: 7, remaining: allowed ? 6 : 0, resetSeconds: 12 };
+      },
+    };
+    const t = await setup({ deps: { limiter } });
+    try {
+      const { secret } = await t.make.key((await t.make.user()).id, { write: true });
+      const ok = await call(t.app, 'GET', '/v1/me', { key: secret });
+      assert.equal(ok.status, 200);
+      assert.equal(ok.headers['ratelimit-remaining'], '6');
+      allowed = false;
+      const refused = await call(t.app, 'POST', '/v1/documents', { key: secret, body: { title: 't', contentMarkdown: 'x' } });
+      assert.equal(refused.status, 429);
+      assert.equal(refused.body.error.code, 'rate_limited');
+      assert.equal(refused.headers['retry-after'], '12');
+      assert.equal(refused.headers['ratelimit-limit'], '7');
+      assert.deepEqual(seen, ['read', 'write']);
+    } finally {
+      await t.close();
+    }
   });
 });
