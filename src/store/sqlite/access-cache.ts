@@ -1,4 +1,5 @@
 import type { Db } from './database.js';
+import type { ReadSnapshot } from './read-snapshot.js';
 import { WAL_INDEX_HEADER_BYTES, type WalIndexHeader } from './wal-index-header.js';
 
 /**
@@ -17,8 +18,11 @@ import { WAL_INDEX_HEADER_BYTES, type WalIndexHeader } from './wal-index-header.
  * store.ts). So a revoked key or a removed member is refused on the very
  * next request, exactly as without the cache.
  */
-export function accessCache(db: Db, options: { header?: WalIndexHeader | null; maxEntries?: number } = {}) {
-  const { header = null, maxEntries = 10_000 } = options;
+export function accessCache(
+  db: Db,
+  options: { header?: WalIndexHeader | null; maxEntries?: number; snapshot?: ReadSnapshot | null } = {},
+) {
+  const { header = null, maxEntries = 10_000, snapshot = null } = options;
   const dataVersion = db.prepare('PRAGMA data_version').pluck();
   let seen = dataVersion.get();
   let entries = new Map<string, unknown>();
@@ -27,10 +31,15 @@ export function accessCache(db: Db, options: { header?: WalIndexHeader | null; m
   const settled = Buffer.alloc(WAL_INDEX_HEADER_BYTES);
   const latest = Buffer.alloc(WAL_INDEX_HEADER_BYTES);
 
-  /** Drops every entry if any connection has committed since the last look. */
+  /**
+   * Drops every entry if any connection has committed since the last look;
+   * then the turn's reads may share one read transaction (read-snapshot.ts),
+   * which a commit seen here first ends.
+   */
   function refresh() {
     const read = header !== null && header.read(latest);
     if (!read || !latest.equals(settled)) {
+      snapshot?.release();
       const version = dataVersion.get();
       if (version !== seen) {
         seen = version;
@@ -42,6 +51,7 @@ export function accessCache(db: Db, options: { header?: WalIndexHeader | null; m
       // read changes it again.)
       if (read && !db.inTransaction) latest.copy(settled);
     }
+    if (read) snapshot?.hold();
   }
 
   /**

@@ -15,8 +15,8 @@ import type { Db } from './database.js';
  * stays atomic: of N updates carrying the same `expectedUpdatedAt`, the first
  * wins and the rest see its result.
  */
-export function groupCommit(db: Db, options: { maxBatch?: number; beforeCommit?: () => void } = {}) {
-  const { maxBatch = 256, beforeCommit } = options;
+export function groupCommit(db: Db, options: { maxBatch?: number; beforeBegin?: () => void; beforeCommit?: () => void } = {}) {
+  const { maxBatch = 256, beforeBegin, beforeCommit } = options;
   interface Pending {
     run: () => unknown;
     resolve: (value: unknown) => void;
@@ -47,6 +47,8 @@ export function groupCommit(db: Db, options: { maxBatch?: number; beforeCommit?:
     if (queue.length > 0) setImmediate(flush);
     let outcomes: ReturnType<typeof all>;
     try {
+      // A read transaction held for the turn's reads ends first (read-snapshot.ts).
+      beforeBegin?.();
       outcomes = all.immediate(batch);
     } catch (error) {
       // The commit itself failed (disk full, I/O error): nothing of the batch is written.

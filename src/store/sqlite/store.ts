@@ -5,6 +5,7 @@ import { adminQueries } from './admin.js';
 import { migrate, openDatabase, type Db, type MigrationNotice } from './database.js';
 import { startCheckpointer, type BackgroundOptions } from './checkpointer.js';
 import { documentQueries } from './documents.js';
+import { readSnapshot, type ReadSnapshot } from './read-snapshot.js';
 import { workspaceQueries } from './workspace.js';
 
 /**
@@ -25,22 +26,31 @@ export interface SqliteStoreOptions {
 export function openSqliteStore(file: string, options: SqliteStoreOptions = {}): Store {
   const db = openDatabase(file);
   migrate(db, options.onMigrate);
-  if (!options.background || file === ':memory:') return sqliteStoreOn(db);
+  if (!options.background || file === ':memory:') return sqliteStoreOn(db, { readSnapshots: true });
   const checkpointer = startCheckpointer(db, file, options.background === true ? {} : options.background);
-  return sqliteStoreOn(db, { beforeClose: () => checkpointer.stop() });
+  return sqliteStoreOn(db, { readSnapshots: true, beforeClose: () => checkpointer.stop() });
 }
 
-/** The store over an open, migrated database. */
-export function sqliteStoreOn(db: Db, options: { beforeClose?: () => Promise<void> } = {}): Store {
+/**
+ * The store over an open, migrated database. With `readSnapshots`, the
+ * reads of a turn of the event loop share one read transaction
+ * (read-snapshot.ts); not for a caller that begins transactions of its own
+ * on the same connection (the bulk loader).
+ */
+export function sqliteStoreOn(db: Db, options: { beforeClose?: () => Promise<void>; readSnapshots?: boolean } = {}): Store {
   // Read by both caches (the access cache, the search's vocabulary): one open file.
   const header = walIndexHeader(db);
-  const cache = accessCache(db, { header });
+  const snapshot = options.readSnapshots && header !== null ? readSnapshot(db) : null;
+  const cache = accessCache(db, { header, snapshot });
+  const release = () => snapshot?.release();
   return {
     dialect: 'sqlite',
     async migrate() {
+      release();
       migrate(db);
     },
     async close() {
+      release();
       await options.beforeClose?.();
       if (db.open) db.close();
       header?.close();
@@ -48,21 +58,28 @@ export function sqliteStoreOn(db: Db, options: { beforeClose?: () => Promise<voi
     async ping() {
       db.prepare('SELECT 1').get();
     },
-    ...documentQueries(db, cache, header),
-    ...workspaceQueries(db, cache),
-    ...invalidating(adminQueries(db), cache),
+    ...documentQueries(db, cache, header, snapshot),
+    ...workspaceQueries(db, cache, snapshot),
+    ...invalidating(adminQueries(db), cache, snapshot),
   };
 }
 
 /**
  * The operator's writes (users, keys, organizations, memberships, plans,
- * projects, …) drop the access cache once they have run, whether they
- * succeeded or not, so that the next request reads what they changed.
+ * projects, …) end the turn's read transaction first, and drop the access
+ * cache once they have run, whether they succeeded or not, so that the next
+ * request reads what they changed.
  */
-function invalidating<T extends Record<string, (...args: never[]) => Promise<unknown>>>(queries: T, cache: AccessCache): T {
+function invalidating<T extends Record<string, (...args: never[]) => Promise<unknown>>>(
+  queries: T,
+  cache: AccessCache,
+  snapshot: ReadSnapshot | null,
+): T {
   const wrapped: Record<string, unknown> = {};
   for (const [name, query] of Object.entries(queries)) {
     wrapped[name] = async (...args: never[]) => {
+      // They write (and read what they write): not inside the turn's read transaction.
+      snapshot?.release();
       try {
         return await query(...args);
       } finally {

@@ -1,0 +1,112 @@
+import { after, afterEach, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { accessCache } from '../src/store/sqlite/access-cache.js';
+import { openDatabase } from '../src/store/sqlite/database.js';
+import { groupCommit } from '../src/store/sqlite/group-commit.js';
+import { readSnapshot } from '../src/store/sqlite/read-snapshot.js';
+import { walIndexHeader, type WalIndexHeader } from '../src/store/sqlite/wal-index-header.js';
+
+/**
+ * The reads of a turn share one read transaction (src/store/sqlite/read-snapshot.ts),
+ * without ever hiding a commit that came before the check that began it or
+ * holding back a write of this connection.
+ */
+
+/** Runs `sql` against `file` from a separate Node.js process, as `folio` on the command line does. */
+function inAnotherProcess(file: string, sql: string, ...params: unknown[]): void {
+  const script = `const D = require('better-sqlite3'); const db = new D(process.argv[1]); db.pragma('busy_timeout = 5000');
+    db.prepare(process.argv[2]).run(...JSON.parse(process.argv[3])); db.close();`;
+  const run = spawnSync(process.execPath, ['-e', script, file, sql, JSON.stringify(params)], { cwd: process.cwd(), encoding: 'utf8' });
+  assert.equal(run.status, 0, run.stderr);
+}
+
+const turnEnd = () => new Promise((r) => setImmediate(r));
+
+describe('the read transaction of a turn', () => {
+  let dir: string;
+  let file: string;
+  let db: Database.Database;
+  let other: Database.Database;
+  let header: WalIndexHeader;
+  // One a connection, as the store has.
+  let snapshot: ReturnType<typeof readSnapshot>;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'folio-snapshot-'));
+    file = join(dir, 's.db');
+    db = openDatabase(file);
+    db.exec("CREATE TABLE t (k TEXT PRIMARY KEY, v TEXT); INSERT INTO t VALUES ('a', '0')");
+    header = walIndexHeader(db)!;
+    snapshot = readSnapshot(db);
+    other = new Database(file);
+    other.pragma('busy_timeout = 5000');
+  });
+  afterEach(turnEnd);
+  after(() => {
+    other.close();
+    db.close();
+    header.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('is begun by a lookup that found nothing committed, and ends with the turn', async () => {
+    const cache = accessCache(db, { header, snapshot });
+    const read = db.prepare('SELECT v FROM t WHERE k = ?').pluck();
+    assert.equal(cache.get('v', () => read.get('a')), '0');
+    assert.equal(db.inTransaction, true, 'held for the turn');
+    assert.equal(read.get('a'), '0');
+    await turnEnd();
+    assert.equal(db.inTransaction, false, 'let go at its end');
+  });
+
+  it('is let go, before data_version is asked, by a lookup that sees another process commit', () => {
+    const cache = accessCache(db, { header, snapshot });
+    const read = db.prepare('SELECT v FROM t WHERE k = ?').pluck();
+    let loads = 0;
+    const value = () => cache.get('v', () => (loads++, read.get('a')));
+    for (let i = 1; i <= 3; i++) {
+      value();
+      read.get('a'); // a read of the turn: the snapshot is taken
+      inAnotherProcess(file, 'UPDATE t SET v = ? WHERE k = ?', `p${i}`, 'a');
+      // Same turn: the held snapshot predates the commit, and data_version
+      // asked inside it would say nothing changed.
+      assert.equal(value(), `p${i}`, 'the next lookup sees the commit');
+      assert.equal(read.get('a'), `p${i}`, 'and so do the reads after it');
+    }
+    assert.equal(loads, 4);
+  });
+
+  it('is not let go from inside a transaction of the store, which it holds as a savepoint', () => {
+    const cache = accessCache(db, { header, snapshot });
+    const read = db.prepare('SELECT v FROM t WHERE k = ?').pluck();
+    cache.get('w', () => read.get('a'));
+    const inside = db.transaction(() => {
+      read.get('a');
+      other.prepare('UPDATE t SET v = ? WHERE k = ?').run('during', 'a');
+      // A lookup inside sees the header change but must not end the outer transaction.
+      cache.get('w', () => read.get('a'));
+      return read.get('a');
+    });
+    assert.notEqual(snapshot.within(() => inside()), 'during', 'one snapshot inside the transaction');
+    assert.equal(db.inTransaction, true, 'still held');
+    assert.equal(cache.get('w2', () => read.get('a')), 'during', 'after it, the next lookup ends it and sees the commit');
+  });
+
+  it('ends before a group commit begins, so that a write is durable when it is answered', async () => {
+    const cache = accessCache(db, { header, snapshot });
+    const writes = groupCommit(db, { beforeBegin: () => snapshot.release() });
+    const read = db.prepare('SELECT v FROM t WHERE k = ?').pluck();
+    // The write's group is queued first; then a lookup holds the turn's
+    // read transaction, whose end comes after the group's commit.
+    const written = writes.write(() => db.prepare("INSERT OR REPLACE INTO t VALUES ('b', 'durable')").run());
+    cache.get('x', () => read.get('a'));
+    read.get('a');
+    assert.equal(db.inTransaction, true);
+    await written;
+    assert.equal(other.prepare("SELECT v FROM t WHERE k = 'b'").pluck().get(), 'durable', 'committed, seen by another connection');
+  });
+});
