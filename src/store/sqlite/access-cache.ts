@@ -1,5 +1,5 @@
 import type { Db } from './database.js';
-import type { ReadSnapshot } from './read-snapshot.js';
+import { NO_SNAPSHOT, type ReadSnapshot } from './read-snapshot.js';
 import { WAL_INDEX_HEADER_BYTES, type WalIndexHeader } from './wal-index-header.js';
 
 /**
@@ -20,9 +20,9 @@ import { WAL_INDEX_HEADER_BYTES, type WalIndexHeader } from './wal-index-header.
  */
 export function accessCache(
   db: Db,
-  options: { header?: WalIndexHeader | null; maxEntries?: number; snapshot?: ReadSnapshot | null } = {},
+  options: { header?: WalIndexHeader | null; maxEntries?: number; snapshot?: ReadSnapshot } = {},
 ) {
-  const { header = null, maxEntries = 10_000, snapshot = null } = options;
+  const { header = null, maxEntries = 10_000, snapshot = NO_SNAPSHOT } = options;
   const dataVersion = db.prepare('PRAGMA data_version').pluck();
   let seen = dataVersion.get();
   let entries = new Map<string, unknown>();
@@ -39,7 +39,7 @@ export function accessCache(
   function refresh() {
     const read = header !== null && header.read(latest);
     if (!read || !latest.equals(settled)) {
-      snapshot?.release();
+      snapshot.release();
       const version = dataVersion.get();
       if (version !== seen) {
         seen = version;
@@ -51,7 +51,7 @@ export function accessCache(
       // read changes it again.)
       if (read && !db.inTransaction) latest.copy(settled);
     }
-    if (read) snapshot?.hold();
+    if (read) snapshot.hold();
   }
 
   /**

@@ -16,7 +16,7 @@ import { everythingInScope, kindOf, MAX_SCOPE_TOKENS, viewerParams as params, vi
 import { newUuid } from '../../domain/ids.js';
 import { groupCommit } from './group-commit.js';
 import type { AccessCache } from './access-cache.js';
-import type { ReadSnapshot } from './read-snapshot.js';
+import { NO_SNAPSHOT, type ReadSnapshot } from './read-snapshot.js';
 import type { WalIndexHeader } from './wal-index-header.js';
 import { listPageSql } from './page-limit.js';
 
@@ -39,11 +39,11 @@ const newestFirst = (a: WalkedTuple, b: WalkedTuple) =>
   a[SORT_AT] !== b[SORT_AT] ? (a[SORT_AT] < b[SORT_AT] ? 1 : -1) : a[0] < b[0] ? 1 : a[0] > b[0] ? -1 : 0;
 
 /** Documents: list and search, read, create, and atomic compare-and-replace. */
-export function documentQueries(db: Db, cache: AccessCache, header: WalIndexHeader | null = null, snapshot: ReadSnapshot | null = null) {
+export function documentQueries(db: Db, cache: AccessCache, header: WalIndexHeader | null = null, snapshot: ReadSnapshot = NO_SNAPSHOT) {
   const index = searchIndexWriter(db);
   const whole = wholeWords(db, header, snapshot);
   const writes = groupCommit(db, {
-    beforeBegin: () => snapshot?.release(),
+    beforeBegin: snapshot.release,
     beforeCommit: () => {
       index.apply();
       whole.changed();
@@ -221,7 +221,6 @@ export function documentQueries(db: Db, cache: AccessCache, header: WalIndexHead
    * exactly as DESIGN §3 says. It runs in one read transaction, so that the
    * index's vocabulary that wholeWords reads is the index searched.
    */
-  const within = <T>(fn: () => T): T => (snapshot === null ? fn() : snapshot.within(fn));
   const search = db.transaction(
     (viewer: Viewer, terms: string[], projectId: string | undefined, limit: number): WalkedTuple[] => {
       const kind = kindOf(viewer);
@@ -256,7 +255,7 @@ export function documentQueries(db: Db, cache: AccessCache, header: WalIndexHead
   return {
     async listDocuments(viewer: Viewer, query: ListDocumentsQuery): Promise<DocumentSummaryRow[]> {
       const terms = query.terms ?? [];
-      if (terms.length > 0) return within(() => search(viewer, terms, query.projectId, query.limit)).map(tupleSummary);
+      if (terms.length > 0) return snapshot.within(() => search(viewer, terms, query.projectId, query.limit)).map(tupleSummary);
       const p = page(viewer, query, null);
       return p === null ? [] : (p.stmt.all(p.bound) as SummaryTuple[]).map(tupleSummary);
     },

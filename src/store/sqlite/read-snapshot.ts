@@ -31,6 +31,13 @@ export interface ReadSnapshot {
   within<T>(fn: () => T): T;
 }
 
+/** No read transaction is held: each statement has its own (the bulk loader, a database in memory). */
+export const NO_SNAPSHOT: ReadSnapshot = {
+  hold() {},
+  release() {},
+  within: (fn) => fn(),
+};
+
 export function readSnapshot(db: Db): ReadSnapshot {
   const begin = db.prepare('BEGIN');
   const commit = db.prepare('COMMIT');

@@ -1,6 +1,6 @@
 import { accessCache } from './access-cache.js';
 import type { Db } from './database.js';
-import type { ReadSnapshot } from './read-snapshot.js';
+import { NO_SNAPSHOT, type ReadSnapshot } from './read-snapshot.js';
 import type { WalIndexHeader } from './wal-index-header.js';
 
 /**
@@ -59,7 +59,7 @@ const PLAIN = /^[a-z0-9]{4,}$/;
  * commits (`PRAGMA data_version`) or this one calls `changed()` on writing to
  * the index.
  */
-export function wholeWords(db: Db, header: WalIndexHeader | null = null, snapshot: ReadSnapshot | null = null) {
+export function wholeWords(db: Db, header: WalIndexHeader | null = null, snapshot: ReadSnapshot = NO_SNAPSHOT) {
   db.exec('CREATE VIRTUAL TABLE IF NOT EXISTS temp.documents_fts_words USING fts5vocab(main, documents_fts, instance)');
   const next = db.prepare('SELECT term FROM temp.documents_fts_words WHERE term >= ? LIMIT 1').pluck();
   const known = accessCache(db, { header, snapshot });

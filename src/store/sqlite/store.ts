@@ -5,7 +5,7 @@ import { adminQueries } from './admin.js';
 import { migrate, openDatabase, type Db, type MigrationNotice } from './database.js';
 import { startCheckpointer, type BackgroundOptions } from './checkpointer.js';
 import { documentQueries } from './documents.js';
-import { readSnapshot, type ReadSnapshot } from './read-snapshot.js';
+import { NO_SNAPSHOT, readSnapshot, type ReadSnapshot } from './read-snapshot.js';
 import { workspaceQueries } from './workspace.js';
 
 /**
@@ -40,17 +40,16 @@ export function openSqliteStore(file: string, options: SqliteStoreOptions = {}):
 export function sqliteStoreOn(db: Db, options: { beforeClose?: () => Promise<void>; readSnapshots?: boolean } = {}): Store {
   // Read by both caches (the access cache, the search's vocabulary): one open file.
   const header = walIndexHeader(db);
-  const snapshot = options.readSnapshots && header !== null ? readSnapshot(db) : null;
+  const snapshot = options.readSnapshots && header !== null ? readSnapshot(db) : NO_SNAPSHOT;
   const cache = accessCache(db, { header, snapshot });
-  const release = () => snapshot?.release();
   return {
     dialect: 'sqlite',
     async migrate() {
-      release();
+      snapshot.release();
       migrate(db);
     },
     async close() {
-      release();
+      snapshot.release();
       await options.beforeClose?.();
       if (db.open) db.close();
       header?.close();
@@ -73,13 +72,13 @@ export function sqliteStoreOn(db: Db, options: { beforeClose?: () => Promise<voi
 function invalidating<T extends Record<string, (...args: never[]) => Promise<unknown>>>(
   queries: T,
   cache: AccessCache,
-  snapshot: ReadSnapshot | null,
+  snapshot: ReadSnapshot,
 ): T {
   const wrapped: Record<string, unknown> = {};
   for (const [name, query] of Object.entries(queries)) {
     wrapped[name] = async (...args: never[]) => {
       // They write (and read what they write): not inside the turn's read transaction.
-      snapshot?.release();
+      snapshot.release();
       try {
         return await query(...args);
       } finally {

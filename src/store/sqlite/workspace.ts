@@ -7,7 +7,7 @@ import type {
   Viewer,
 } from '../store.js';
 import type { AccessCache } from './access-cache.js';
-import type { ReadSnapshot } from './read-snapshot.js';
+import { NO_SNAPSHOT, type ReadSnapshot } from './read-snapshot.js';
 import type { Db } from './database.js';
 import { contentVisible, listBranches, projectVisible, templateVisible, type ScopeKind } from './visibility.js';
 import { kindOf, viewerParams as params, viewerScopes } from './viewer-scope.js';
@@ -17,7 +17,7 @@ import { listPageSql, PAGE_LIMIT } from './page-limit.js';
 const principalKey = (keyHash: string) => `principal:${keyHash}`;
 
 /** Keys, organizations, projects, templates and chats, as the API reads them. */
-export function workspaceQueries(db: Db, cache: AccessCache, snapshot: ReadSnapshot | null = null) {
+export function workspaceQueries(db: Db, cache: AccessCache, snapshot: ReadSnapshot = NO_SNAPSHOT) {
   const principalStmt = db.prepare(
     `SELECT k.id AS key_id, k.name AS key_name, k.can_write, k.last_used_at,
             u.id AS user_id, u.name AS user_name, u.email, u.plan,
@@ -128,7 +128,7 @@ export function workspaceQueries(db: Db, cache: AccessCache, snapshot: ReadSnaps
       // Not worth it: not looked up.
       if (!worthLooking()) return null;
       const hash = Buffer.from(keyHash, 'base64');
-      const principal = snapshot === null ? loadPrincipal(hash) : snapshot.within(() => loadPrincipal(hash));
+      const principal = snapshot.within(() => loadPrincipal(hash));
       // Only keys that exist are kept: anyone can make well-formed keys, and
       // remembering each unknown one would let them crowd out the cache.
       return principal === null ? null : cache.keep(key, principal);
@@ -137,7 +137,7 @@ export function workspaceQueries(db: Db, cache: AccessCache, snapshot: ReadSnaps
     async touchKey(keyId: string, at: string): Promise<void> {
       // Nothing cached depends on it: the guard remembers its own writes
       // (src/http/auth.ts), and the cached principals stay.
-      snapshot?.release();
+      snapshot.release();
       touchStmt.run(at, keyId);
     },
 
