@@ -1,3 +1,5 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +10,14 @@ import { generateKey, hashKey, lastFour } from '../src/domain/keys.js';
 import { openSqliteStore } from '../src/store/sqlite/store.js';
 import { assertContract } from './contract.js';
 import type { Store, Viewer } from '../src/store/store.js';
+
+/** Runs `sql` against `file` from a separate Node.js process, as `folio` on the command line does. */
+export function inAnotherProcess(file: string, sql: string, ...params: unknown[]): void {
+  const script = `const D = require('better-sqlite3'); const db = new D(process.argv[1]); db.pragma('busy_timeout = 5000');
+    db.prepare(process.argv[2]).run(...JSON.parse(process.argv[3])); db.close();`;
+  const run = spawnSync(process.execPath, ['-e', script, file, sql, JSON.stringify(params)], { cwd: process.cwd(), encoding: 'utf8' });
+  assert.equal(run.status, 0, run.stderr);
+}
 
 /** A controllable clock: starts at a fixed instant, moves only when told. */
 export function testClock(start = Date.parse('2026-03-01T12:00:00.000Z')) {

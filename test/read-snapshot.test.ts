@@ -1,6 +1,5 @@
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,20 +9,13 @@ import { openDatabase } from '../src/store/sqlite/database.js';
 import { groupCommit } from '../src/store/sqlite/group-commit.js';
 import { readSnapshot } from '../src/store/sqlite/read-snapshot.js';
 import { walIndexHeader, type WalIndexHeader } from '../src/store/sqlite/wal-index-header.js';
+import { inAnotherProcess } from './helpers.js';
 
 /**
  * The reads of a turn share one read transaction (src/store/sqlite/read-snapshot.ts),
  * without ever hiding a commit that came before the check that began it or
  * holding back a write of this connection.
  */
-
-/** Runs `sql` against `file` from a separate Node.js process, as `folio` on the command line does. */
-function inAnotherProcess(file: string, sql: string, ...params: unknown[]): void {
-  const script = `const D = require('better-sqlite3'); const db = new D(process.argv[1]); db.pragma('busy_timeout = 5000');
-    db.prepare(process.argv[2]).run(...JSON.parse(process.argv[3])); db.close();`;
-  const run = spawnSync(process.execPath, ['-e', script, file, sql, JSON.stringify(params)], { cwd: process.cwd(), encoding: 'utf8' });
-  assert.equal(run.status, 0, run.stderr);
-}
 
 const turnEnd = () => new Promise((r) => setImmediate(r));
 

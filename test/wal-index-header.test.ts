@@ -1,6 +1,5 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,7 +7,7 @@ import Database from 'better-sqlite3';
 import { accessCache } from '../src/store/sqlite/access-cache.js';
 import { openDatabase } from '../src/store/sqlite/database.js';
 import { WAL_INDEX_HEADER_BYTES, walIndexHeader, type WalIndexHeader } from '../src/store/sqlite/wal-index-header.js';
-import { call, setup, type TestContext } from './helpers.js';
+import { call, inAnotherProcess, setup, type TestContext } from './helpers.js';
 
 /**
  * The access cache asks `PRAGMA data_version` only when SQLite's WAL-index
@@ -16,14 +15,6 @@ import { call, setup, type TestContext } from './helpers.js';
  * other connection or process must still drop the cache before the next
  * lookup, and a header that cannot be read must mean asking every time.
  */
-
-/** Runs `sql` against `file` from a separate Node.js process, as `folio` on the command line does. */
-function inAnotherProcess(file: string, sql: string, ...params: unknown[]): void {
-  const script = `const D = require('better-sqlite3'); const db = new D(process.argv[1]); db.pragma('busy_timeout = 5000');
-    db.prepare(process.argv[2]).run(...JSON.parse(process.argv[3])); db.close();`;
-  const run = spawnSync(process.execPath, ['-e', script, file, sql, JSON.stringify(params)], { cwd: process.cwd(), encoding: 'utf8' });
-  assert.equal(run.status, 0, run.stderr);
-}
 
 describe('the WAL-index header', () => {
   let dir: string;

@@ -70,7 +70,6 @@ function validationMessage(err: FastifyError): string {
   return `${part} ${path}: ${hint ?? first.message ?? 'is not valid'}.`;
 }
 
-/** The checks of a route that needs a key (src/http/auth.ts). */
 /** An API route's guard (src/http/auth.ts): an onRequest hook that calls `done` with nothing, or with the error that refuses the request. */
 export type RouteGuard = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => void;
 
