@@ -2,7 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Ajv } from 'ajv';
+import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { Config } from './config.js';
 import { InvalidRequest } from './errors.js';
@@ -96,7 +96,7 @@ function validatorCompiler() {
   const bodyAjv = withUuids(addFormats(new Ajv({ ...options, coerceTypes: false })));
   const textAjv = withUuids(addFormats(new Ajv({ ...options, coerceTypes: true })));
   return ({ schema, httpPart }: { schema: object; httpPart?: string }) => {
-    if (httpPart !== 'body') return textAjv.compile(schema);
+    if (httpPart !== 'body') return decimalIntegers(textAjv.compile(schema), schema);
     const valid = bodyAjv.compile(schema);
     // Fastify reads the failures from the function's `errors`, as Ajv leaves them.
     const validate = (body: unknown): boolean => {
@@ -110,6 +110,35 @@ function validatorCompiler() {
     validate.errors = null as typeof valid.errors;
     return validate;
   };
+}
+
+/** An integer as a query or path parameter is written in decimal digits, as the API's examples write it. */
+const DECIMAL_INTEGER = /^-?[0-9]+$/;
+
+/**
+ * Ajv's coercion reads a parameter as JavaScript's `Number` does, so that
+ * `limit=0x10`, `1e1`, `2.0` or ` 4 ` would pass as integers. The schema's
+ * integer parameters must be decimal digits (with a sign, so that `-1` is
+ * refused as out of range, saying so) before Ajv coerces them.
+ */
+function decimalIntegers(valid: ValidateFunction, schema: object): ValidateFunction {
+  const properties = (schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {};
+  const integers = Object.keys(properties).filter((name) => properties[name]!.type === 'integer');
+  if (integers.length === 0) return valid;
+  const validate = ((data: Record<string, unknown>) => {
+    const bad = integers.find((name) => typeof data[name] === 'string' && !DECIMAL_INTEGER.test(data[name]));
+    if (bad === undefined) {
+      const ok = valid(data);
+      validate.errors = valid.errors;
+      return ok;
+    }
+    validate.errors = [
+      { instancePath: `/${bad}`, schemaPath: `#/properties/${bad}/type`, keyword: 'type', params: { type: 'integer' }, message: 'must be integer' },
+    ];
+    return false;
+  }) as ValidateFunction;
+  validate.errors = null;
+  return validate;
 }
 
 /** Builds the Folio HTTP application. It never listens: main.ts does, tests inject. */

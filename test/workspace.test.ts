@@ -140,4 +140,21 @@ describe('me, organizations, projects, templates and chats', () => {
       assert.equal((await get(`/v1/chats?${bad}`)).status, 400, bad);
     }
   });
+
+  it('reads limit as decimal digits only, on every list', async () => {
+    for (let i = 0; i < 6; i++) await t.make.document(userId, { title: `Counted ${i}` });
+    for (const list of ['documents', 'projects', 'templates', 'chats']) {
+      // What JavaScript's Number would also read as an integer.
+      for (const bad of ['0x2', '1e1', '2.0', '%204%20', '+3', '0b1', '3%00', '']) {
+        const res = await get(`/v1/${list}?limit=${bad}`);
+        assert.equal(res.status, 400, `${list} limit=${bad}`);
+        assert.deepEqual(res.body, { error: { code: 'invalid_request', message: 'query parameter limit: must be integer.' } });
+      }
+      assert.equal((await get(`/v1/${list}?limit=-1`)).body.error.message, 'query parameter limit: must be >= 1.');
+      assert.equal((await get(`/v1/${list}?limit=0101`)).body.error.message, 'query parameter limit: must be <= 100.');
+      assert.equal((await get(`/v1/${list}?limit=05`)).status, 200, `${list} limit=05`);
+    }
+    assert.equal((await get('/v1/documents?limit=05')).body.count, 5);
+    assert.equal((await get('/v1/documents?q=counted&limit=002')).body.count, 2);
+  });
 });
