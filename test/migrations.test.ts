@@ -178,3 +178,73 @@ describe('migrations from the first schema: seq counting up, one-letter prefixes
     assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 3 })), [written[0]!.id, created.id, written[3]!.id]);
   });
 });
+
+/**
+ * A database indexed as Folio indexed documents before migration 11 (their
+ * text as it is), opened by today's Folio: documents with diacritics outside
+ * Latin are indexed again as searchText reads them, the others are left as
+ * they were, and edits afterwards remove exactly what the index holds.
+ */
+describe('migration 11: the search index reads text without the diacritics of every script', () => {
+  let dir: string;
+  let file: string;
+  let store: Store;
+  const user = 'user_migrationowner0011';
+  const viewer = { userId: user, orgId: null };
+  const written = [
+    { id: '00000000-0000-4000-8000-000000000011', title: 'Ελληνικά', content: 'Κείμενο για το Øresund' },
+    { id: '00000000-0000-4000-8000-000000000012', title: 'Plain notes', content: 'ascii only' },
+    { id: '00000000-0000-4000-8000-000000000013', title: 'Café', content: 'crème, which the tokenizer folded already' },
+  ];
+  const ids = (rows: { id: string }[]) => rows.map((r) => r.id);
+  const terms = (db: Database.Database) =>
+    (db.prepare(`SELECT term FROM temp.words WHERE col IN ('title', 'content') ORDER BY term`).pluck().all() as string[]).join(' ');
+
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'folio-migrate-11-'));
+    file = join(dir, 'folio.db');
+    const db = openDatabase(file);
+    db.function('folio_fold_title', { deterministic: true }, (title) => foldTitle(String(title)));
+    for (let i = 0; i < 10; i++) db.exec(migrations[i]!);
+    db.pragma('user_version = 10');
+    const at = '2026-01-01T00:00:00.000Z';
+    db.prepare('INSERT INTO users (id, email, name, plan, created_at) VALUES (?, ?, ?, ?, ?)').run(user, 'm11@folio.test', 'M', 'pro', at);
+    written.forEach((d, i) => {
+      const seq = i + 1;
+      db.prepare(
+        `INSERT INTO documents (seq, id, workspace_id, creator_id, project_id, thread_id, title, created_at, sort_at, high_water_at)
+         VALUES (?, ?, ?, ?, NULL, NULL, ?, ?, ?, ?)`,
+      ).run(seq, d.id, user, user, d.title, at, at, at);
+      db.prepare('INSERT INTO document_contents (seq, content) VALUES (?, ?)').run(seq, d.content);
+      db.prepare('INSERT INTO documents_fts (rowid, title, content, scope) VALUES (?, ?, ?, ?)').run(seq, d.title, d.content, scopeTokens(user, null));
+    });
+    db.close();
+    store = openSqliteStore(file);
+  });
+  after(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('indexes again the documents whose words searchText changes, and finds them without their diacritics', async () => {
+    assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 20, terms: ['ελληνικα'] })), [written[0]!.id]);
+    assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 20, terms: ['oresund', 'κειμενο'] })), [written[0]!.id]);
+    assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 20, terms: ['creme'] })), [written[2]!.id]);
+    assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 20, terms: ['ascii'] })), [written[1]!.id]);
+    const db = new Database(file, { readonly: true });
+    try {
+      db.exec(`CREATE VIRTUAL TABLE temp.words USING fts5vocab(main, documents_fts, 'instance')`);
+      // No word as it was indexed before is left, and none twice.
+      assert.equal(terms(db), 'already ascii cafe creme folded notes only oresund plain the tokenizer which για ελληνικα κειμενο το');
+    } finally {
+      db.close();
+    }
+  });
+
+  it('edits such a document afterwards so that only its new words are found', async () => {
+    const edited = await store.updateDocument(viewer, written[0]!.id, { title: 'Renamed', contentMarkdown: 'nothing else', expectedUpdatedAt: null }, () => '2026-02-02T00:00:00.000Z');
+    assert.equal(edited.status, 'updated');
+    assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 20, terms: ['ελληνικα'] })), []);
+    assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 20, terms: ['renamed', 'nothing'] })), [written[0]!.id]);
+  });
+});

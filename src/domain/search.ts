@@ -8,8 +8,49 @@
 const WORD = /[\p{L}\p{N}\p{M}\p{Co}]+/gu;
 
 export function searchTerms(q: string): string[] {
-  const terms = q.normalize('NFC').match(WORD) ?? [];
+  const terms = searchText(q).match(WORD) ?? [];
   return [...new Set(terms.map((t) => t.toLowerCase()))];
+}
+
+/** The Combining Diacritical Marks block: the accents of Latin, Greek and Cyrillic letters, and IPA's. */
+const DIACRITICS = /[\u0300-\u036f]/g;
+/** Letters with a stroke, which have no decomposition: the letter they are drawn on. */
+const STROKED: Record<string, string> = { ø: 'o', Ø: 'O', đ: 'd', Đ: 'D', ł: 'l', Ł: 'L', ħ: 'h', Ħ: 'H', ŧ: 't', Ŧ: 'T' };
+const STROKE = /[øØđĐłŁħĦŧŦ]/g;
+
+/**
+ * A character other than ASCII and those the index's tokenizer already
+ * reads as foldText makes them (Latin letters with accents, most of
+ * Latin-1's symbols): text without one is indexed as it is, which spares
+ * most writes the work of normalizing their text twice. test/search.test.ts
+ * checks every character of the class against the tokenizer.
+ */
+export const FOLDED_BY_FOLIO =
+  /[^\u0000-\u00a9\u00ab-\u00b1\u00b4-\u00b8\u00bb\u00bf-\u00d7\u00d9-\u00f7\u00f9-\u010f\u0112-\u0125\u0128-\u0131\u0134-\u013e\u0143-\u0148\u014a-\u0165\u0168-\u01c3\u01cd-\u01df\u01e4-\u01ed\u01f0\u01f4-\u01fb\u0200-\u024f]/;
+
+/**
+ * Text as the search index reads it, and queries are read: compatibility
+ * forms as their plain letters (ﬁ as fi, ǅ as Dž, full-width letters as
+ * letters), then without diacritics (DESIGN §3). The index's tokenizer
+ * (SEARCH_TOKENIZER) removes the accents of Latin letters only, so that
+ * "ελληνικα" would not find "Ελληνικά", nor "ore" "Øre". Scripts whose
+ * marks are part of their letters (Devanagari's vowel signs, Hebrew's and
+ * Arabic's points) keep them, and the text is composed again (NFC), so that
+ * a Korean syllable stays one letter. The store indexes documents through
+ * this (documents.ts); a change here needs a migration that indexes again
+ * every document it changes, as migration 11 did.
+ */
+export function searchText(text: string): string {
+  return FOLDED_BY_FOLIO.test(text) ? foldText(text) : text;
+}
+
+/** searchText's folding, of any text. */
+export function foldText(text: string): string {
+  return text
+    .normalize('NFKD')
+    .replace(DIACRITICS, '')
+    .replace(STROKE, (c) => STROKED[c]!)
+    .normalize('NFC');
 }
 
 /**

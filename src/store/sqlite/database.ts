@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { foldTitle } from '../../domain/search.js';
+import { foldTitle, searchText } from '../../domain/search.js';
 import { migrations } from './migrations.js';
 
 export type Db = Database.Database;
@@ -35,6 +35,7 @@ export type MigrationNotice = (from: number, to: number) => void;
 export function migrate(db: Db, onStart?: MigrationNotice): void {
   // What a migration computes as the store does (migrations.ts).
   db.function('folio_fold_title', { deterministic: true }, (title) => foldTitle(String(title)));
+  db.function('folio_search_text', { deterministic: true }, (text) => searchText(String(text)));
   const run = db.transaction(() => {
     const version = db.pragma('user_version', { simple: true }) as number;
     if (version < migrations.length) onStart?.(version, migrations.length);

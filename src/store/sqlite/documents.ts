@@ -14,6 +14,7 @@ import { ftsMatch, projectToken, scopeTokens, wholeWords, withinScope } from './
 import { contentVisible, listBranches, projectVisible, type ScopeKind } from './visibility.js';
 import { everythingInScope, kindOf, MAX_SCOPE_TOKENS, viewerParams as params, viewerScopes } from './viewer-scope.js';
 import { newUuid } from '../../domain/ids.js';
+import { searchText } from '../../domain/search.js';
 import { groupCommit } from './group-commit.js';
 import type { AccessCache } from './access-cache.js';
 import { NO_SNAPSHOT, type ReadSnapshot } from './read-snapshot.js';
@@ -368,6 +369,9 @@ function mergePages(changes: number): number {
  * An entry inserted and removed within the same transaction is never
  * written (removing it from the index first would corrupt it).
  */
+/** An entry's text as the index reads it (searchText); a removal must give the index what its insertion gave. */
+const indexed = (e: IndexEntry): IndexEntry => ({ seq: e.seq, title: searchText(e.title), content: searchText(e.content), scope: e.scope });
+
 function searchIndexWriter(db: Db) {
   const insertStmt = db.prepare('INSERT INTO documents_fts (rowid, title, content, scope) VALUES (@seq, @title, @content, @scope)');
   const removeStmt = db.prepare(
@@ -399,8 +403,8 @@ function searchIndexWriter(db: Db) {
         if (op === 'insert') inserts.set(entry.seq, entry);
         else if (!inserts.delete(entry.seq)) removals.push(entry);
       }
-      for (const entry of removals.sort(bySeq)) removeStmt.run(entry);
-      for (const entry of [...inserts.values()].sort(bySeq)) insertStmt.run(entry);
+      for (const entry of removals.sort(bySeq)) removeStmt.run(indexed(entry));
+      for (const entry of [...inserts.values()].sort(bySeq)) insertStmt.run(indexed(entry));
       if (changes.length > 0) mergeStmt.run(BigInt(mergePages(changes.length)));
     },
   };

@@ -5,13 +5,20 @@
  */
 export const SEARCH_TOKENIZER = "unicode61 remove_diacritics 2 categories 'L* N* Co M*'";
 
-/** Fills an empty search index from the documents, with the scope tokens of search.ts. */
+/** A document's scope tokens (search.ts), of `d`. */
+const SCOPE_TOKENS = `'w' || lower(hex(d.workspace_id)) || ' ' ||
+      CASE WHEN d.project_id IS NULL THEN 'n' || lower(hex(d.workspace_id)) ELSE 'p' || lower(hex(d.project_id)) END`;
+
+/** Fills an empty search index from the documents, as Folio indexed them before migration 11 (its text as it is). */
 const INDEX_EVERY_DOCUMENT = `INSERT INTO documents_fts (rowid, title, content, scope)
-    SELECT d.seq, d.title, c.content,
-      'w' || lower(hex(d.workspace_id)) || ' ' ||
-      CASE WHEN d.project_id IS NULL THEN 'n' || lower(hex(d.workspace_id)) ELSE 'p' || lower(hex(d.project_id)) END
+    SELECT d.seq, d.title, c.content, ${SCOPE_TOKENS}
     FROM documents d JOIN document_contents c ON c.seq = d.seq
     ORDER BY d.seq;`;
+
+/** The documents whose text the index reads otherwise since migration 11 (searchText, which migrate() lends to SQL). */
+const FOLDED_OTHERWISE = `FROM documents d JOIN document_contents c ON c.seq = d.seq
+    WHERE folio_search_text(d.title) <> d.title OR folio_search_text(c.content) <> c.content
+    ORDER BY d.seq`;
 
 /**
  * SQLite schema, as an ordered list of migrations. `PRAGMA user_version`
@@ -280,5 +287,18 @@ export const migrations: readonly string[] = [
   // migrate() lends to SQL as folio_fold_title).
   `
   UPDATE chats SET title_folded = folio_fold_title(title) WHERE title IS NOT NULL;
+  `,
+  // The index reads documents as searchText (src/domain/search.ts) makes
+  // them: without the diacritics of Greek and Cyrillic letters too (the
+  // tokenizer removes those of Latin letters only), letters with a stroke
+  // as the letter they are drawn on (ø as o), compatibility
+  // forms as plain letters. Each document that text changes is removed as
+  // it was indexed and indexed again; text of ASCII and accented Latin
+  // letters (FOLDED_BY_FOLIO) is left as it is.
+  `
+  INSERT INTO documents_fts (documents_fts, rowid, title, content, scope)
+    SELECT 'delete', d.seq, d.title, c.content, ${SCOPE_TOKENS} ${FOLDED_OTHERWISE};
+  INSERT INTO documents_fts (rowid, title, content, scope)
+    SELECT d.seq, folio_search_text(d.title), folio_search_text(c.content), ${SCOPE_TOKENS} ${FOLDED_OTHERWISE};
   `,
 ];

@@ -8,27 +8,19 @@ import type { WalIndexHeader } from './wal-index-header.js';
  * doubled), so nothing a user types is read as FTS5 syntax; `*` after the
  * closing quote makes it a prefix match (all but the `whole` terms, which no
  * indexed word extends: wholeWords), and terms side by side are ANDed.
- * A term the index folds to nothing (FOLDED_AWAY) is never a prefix.
  * Terms match titles and content only, never the scope column. Each term
  * must be a single word to the index's tokenizer: the index keeps no word
  * positions (migrations.ts), and FTS5 refuses a term of two words as a
  * phrase. searchTerms (src/domain/search.ts) splits queries by the same
- * character classes, and test/search.test.ts checks every character.
+ * character classes, and test/search.test.ts checks every character. No
+ * term is made only of marks the tokenizer folds away (which it would read
+ * as the empty word, and as a prefix would match every document): such
+ * marks are diacritics, which searchText removes from queries and indexed
+ * text alike, and test/search.test.ts checks every mark.
  */
 export function ftsMatch(terms: readonly string[], whole: ReadonlySet<string>): string {
-  const prefix = (t: string) => !whole.has(t) && !FOLDED_AWAY.test(t);
-  return `{title content} : (${terms.map((t) => `"${t.replaceAll('"', '""')}"${prefix(t) ? '*' : ''}`).join(' ')})`;
+  return `{title content} : (${terms.map((t) => `"${t.replaceAll('"', '""')}"${whole.has(t) ? '' : '*'}`).join(' ')})`;
 }
-
-/**
- * A term made only of the combining marks the index's tokenizer folds away
- * (remove_diacritics 2): to the index it is the empty word, which a text
- * holds where such a mark stands alone (U+0301 between two spaces). As a prefix
- * it would match every document; it is matched as that word instead, as
- * its own text. test/search.test.ts holds this class to the tokenizer,
- * mark by mark.
- */
-export const FOLDED_AWAY = /^[\u0300-\u0304\u0306-\u030c\u030f\u0311\u031b\u0323-\u0328\u032d\u032e\u0330\u0331]+$/;
 
 /**
  * Terms the tokenizer keeps as they are: ASCII letters and digits, already
