@@ -76,7 +76,7 @@ export const listDocumentsSchema = {
     'The most recently updated documents the user can access, newest first, or a full-text search of titles and content when `q` is given. Summaries only, without the Markdown body.',
   tags: ['Documents'],
   querystring: Type.Object({
-    q: Type.Optional(SearchQuery('Full-text search over titles and content: every word must appear, as a word or word prefix.')),
+    q: Type.Optional(SearchQuery('Full-text search over titles and content: every word must appear, as a word or word prefix, regardless of case and accents.')),
     organizationId: Type.Optional(OrganizationId),
     projectId: Type.Optional(ProjectId),
     limit: Limit(20),

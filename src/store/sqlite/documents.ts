@@ -359,6 +359,9 @@ function mergePages(changes: number): number {
   return Math.min(256, Math.max(32, 3 * changes));
 }
 
+/** An entry's text as the index reads it (searchText); a removal must give the index what its insertion gave. */
+const indexed = (e: IndexEntry): IndexEntry => ({ seq: e.seq, title: searchText(e.title), content: searchText(e.content), scope: e.scope });
+
 /**
  * Changes to the search index, held until the group transaction is about to
  * commit and then written in rowid order: first the removals, then the
@@ -369,9 +372,6 @@ function mergePages(changes: number): number {
  * An entry inserted and removed within the same transaction is never
  * written (removing it from the index first would corrupt it).
  */
-/** An entry's text as the index reads it (searchText); a removal must give the index what its insertion gave. */
-const indexed = (e: IndexEntry): IndexEntry => ({ seq: e.seq, title: searchText(e.title), content: searchText(e.content), scope: e.scope });
-
 function searchIndexWriter(db: Db) {
   const insertStmt = db.prepare('INSERT INTO documents_fts (rowid, title, content, scope) VALUES (@seq, @title, @content, @scope)');
   const removeStmt = db.prepare(
