@@ -79,6 +79,12 @@ describe('folio command line', () => {
     await fails(env, /unknown user id "user_nope"/, 'user', 'set-plan', 'user_nope', 'pro');
     await fails(env, /malformed plan/, 'user', 'set-plan', u.id, 'PRO!');
     await fails(env, /missing required argument/, 'user', 'set-plan', u.id);
+    // A name is left out for none; an empty one is refused, not shown as "" by GET /v1/me.
+    for (const empty of ['', '   ']) {
+      await fails(env, /the user name must not be empty; leave out --name for a user without one/, 'user', 'create', '--email', 'd@example.com', '--name', empty);
+      await fails(env, /the key name must not be empty; leave out --name for a key without one/, 'key', 'create', '--user', u.id, '--name', empty);
+    }
+    assert.match((await json(env, 'user', 'create', '--email', 'd@example.com')).id, /^user_/);
   });
 
   it('creates organizations, sets plans, adds and removes members', async () => {

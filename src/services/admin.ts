@@ -52,8 +52,8 @@ export function parsePlan(value: string): string | null {
   return value;
 }
 
-function requireText(value: string, what: string, max?: number): string {
-  if (value.trim() === '') throw new UsageError(`${what} must not be empty`);
+function requireText(value: string, what: string, max?: number, hint?: string): string {
+  if (value.trim() === '') throw new UsageError(`${what} must not be empty${hint === undefined ? '' : `; ${hint}`}`);
   if (max !== undefined && [...value].length > max) throw new UsageError(`${what} must be at most ${max} characters`);
   return value;
 }
@@ -99,7 +99,8 @@ export function adminService(deps: Pick<ServiceDeps, 'store' | 'clock' | 'config
       const email = input.email.trim();
       if (!isEmail(email)) throw new UsageError(`"${input.email}" is not an e-mail address`);
       const plan = input.plan === undefined ? null : parsePlan(input.plan);
-      return store.createUser({ email, name: input.name ?? null, plan, now: now() });
+      const name = input.name === undefined ? null : requireText(input.name, 'the user name', undefined, 'leave out --name for a user without one');
+      return store.createUser({ email, name, plan, now: now() });
     },
 
     async setUserPlan(userId: string, planArg: string) {
@@ -139,11 +140,12 @@ export function adminService(deps: Pick<ServiceDeps, 'store' | 'clock' | 'config
 
     /** The only time the secret exists outside the caller: it is returned once and stored as a hash. */
     async createKey(input: { userId: string; name?: string; write: boolean }) {
+      const name = input.name === undefined ? null : requireText(input.name, 'the key name', undefined, 'leave out --name for a key without one');
       await user(input.userId);
       const secret = generateKey();
       const record = await store.createKey({
         userId: input.userId,
-        name: input.name ?? null,
+        name,
         canWrite: input.write,
         hash: hashKey(secret),
         last4: lastFour(secret),
