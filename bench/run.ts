@@ -17,7 +17,7 @@ import { bookKey, type Captured, type ResponseBook } from './ceiling.js';
 import { generate, type Manifest } from './generate.js';
 import type { LoadResult, LoadSpec } from './load.js';
 import { build, folioEnv, freePort, freshCopy, loadProcess, pinnedNode, removeDatabase, startFlags, waitFor, withRss } from './processes.js';
-import { formatMarkdown, formatTable, mergeRounds, type Measured, type RunReport, type ScenarioReport } from './report.js';
+import { formatMarkdown, formatTable, mergeRounds, roundShares, type Measured, type RunReport, type ScenarioReport } from './report.js';
 import { readRequests, requestSource, SCENARIOS, writeBodies, type Req } from './scenarios.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -48,7 +48,7 @@ if (args.help) {
   --docs N          documents in the data set (default 100000; --quick: 2000)
   --duration S      measured seconds per scenario and server, over all rounds (default 15; --quick: 1.5)
   --warmup S        warm-up seconds before a server's first round of a scenario (default 5; --quick: 0.5); 1 before the others
-  --rounds N        Folio and the ceiling measured in turn N times per scenario (default 3; --quick: 1)
+  --rounds N        Folio and the ceiling measured in turn N times per scenario (default 5; --quick: 1)
   --connections N   concurrent connections (default 50)
   --quick           a smoke run in under a minute
   --only a,b        only these scenarios (${SCENARIOS.map((s) => s.id).join(', ')})
@@ -64,7 +64,7 @@ const options = {
   docs: num(args.docs, args.quick ? 2000 : 100_000),
   duration: num(args.duration, args.quick ? 1.5 : 15),
   warmup: num(args.warmup, args.quick ? 0.5 : 5),
-  rounds: num(args.rounds, args.quick ? 1 : 3),
+  rounds: num(args.rounds, args.quick ? 1 : 5),
   connections: num(args.connections, 50),
   logLevel: args['log-level']!,
   serverCore: args['server-core']!,
@@ -268,7 +268,8 @@ try {
     const report: ScenarioReport = { id: s.id, title: s.title, targets: s.targets, folio: mergeRounds(folioRounds), ceiling: mergeRounds(ceilingRounds) };
     if (options.rounds > 1) {
       const rates = (m: Measured) => m.roundsRps!.map((r) => r.toFixed(0)).join(', ');
-      say(`${s.id}: rounds, Folio ${rates(report.folio)}; ceiling ${rates(report.ceiling)} req/s`);
+      const shares = roundShares(report).map((x) => `${(x * 100).toFixed(0)} %`).join(', ');
+      say(`${s.id}: rounds, Folio ${rates(report.folio)}; ceiling ${rates(report.ceiling)} req/s; shares ${shares}`);
     }
     reports.push(report);
     say(formatTable([report]).split('\n').slice(-1)[0]!);
