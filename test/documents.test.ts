@@ -62,9 +62,10 @@ describe('documents', () => {
   it('answers 404 for a project that does not exist or is not visible, on create', async () => {
     const other = await t.make.user();
     const foreign = await t.make.project(other.id);
-    for (const projectId of ['prj_nope', foreign.id]) {
+    // Any text names a project (DESIGN §3): a long one the caller cannot see is 404 too, not a malformed field.
+    for (const projectId of ['prj_nope', foreign.id, `prj_${'a'.repeat(300)}`]) {
       const res = await create({ title: 'x', contentMarkdown: 'y', projectId });
-      assert.equal(res.status, 404);
+      assert.equal(res.status, 404, projectId);
       assert.equal(res.body.error.code, 'not_found');
     }
   });
@@ -331,7 +332,7 @@ describe('document lists', () => {
 
   it('validates q, organizationId and projectId', async () => {
     assert.equal((await list(`?q=${'a'.repeat(200)}`)).status, 200);
-    for (const bad of [`q=${'a'.repeat(201)}`, 'q=', 'organizationId=team', 'organizationId=', 'projectId=prj_unknown']) {
+    for (const bad of [`q=${'a'.repeat(201)}`, 'q=', 'organizationId=team', 'organizationId=', 'projectId=prj_unknown', `projectId=prj_${'a'.repeat(300)}`]) {
       const res = await list(`?${bad}`);
       assert.equal(res.status, 400, bad);
       assert.equal(res.body.error.code, 'invalid_request');

@@ -30,7 +30,6 @@ export const OrganizationId = Type.String({
 
 export const ProjectId = Type.String({
   minLength: 1,
-  maxLength: 100,
   description: 'Project id as returned by `GET /projects`.',
 });
 
