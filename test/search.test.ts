@@ -86,7 +86,7 @@ describe('document search', () => {
       assert.equal(res.status, 200);
       return res.body.documents.map((d: any) => d.title) as string[];
     };
-    const titles = ['Ελληνικά κείμενα', 'Ёлка и йогурт', 'Tiếng Việt', 'Øresund bridge', 'Łódź trip', 'ﬁnance ＲＥＰＯＲＴ', 'ǅemal', '하나 둘', 'हिंदी सूची'];
+    const titles = ['Ελληνικά κείμενα', 'Ёлка и йогурт', 'Tiếng Việt', 'Øresund bridge', 'Łódź trip', 'ﬁnance ＲＥＰＯＲＴ', 'ǅemal', '하나 둘', 'हिंदी सूची', 'Hauptstraße'];
     for (const title of titles) await t.make.document(user.id, { title, content: 'Body.' });
     const cases: [string, string[]][] = [
       ['ελληνικα', ['Ελληνικά κείμενα']],
@@ -100,6 +100,9 @@ describe('document search', () => {
       ['finance report', ['ﬁnance ＲＥＰＯＲＴ']],
       ['ﬁn', ['ﬁnance ＲＥＰＯＲＴ']],
       ['dzemal', ['ǅemal']],
+      ['hauptstrasse', ['Hauptstraße']],
+      ['HAUPTSTRAẞE', ['Hauptstraße']],
+      ['hauptstraß', ['Hauptstraße']],
       ['하나', ['하나 둘']],
       // A Korean syllable stays one letter: 한 is not a prefix of 하나.
       ['한', []],
@@ -264,7 +267,7 @@ describe('text the index reads as it is', () => {
     assert.deepEqual(wordsOf(foldText(text)), wordsOf(text));
     db.close();
     assert.ok(!FOLDED_BY_FOLIO.test('Crème brûlée, señor Šťastný'));
-    assert.ok(FOLDED_BY_FOLIO.test('Ελληνικά') && FOLDED_BY_FOLIO.test('Øre') && FOLDED_BY_FOLIO.test('ﬁ'));
+    assert.ok(FOLDED_BY_FOLIO.test('Ελληνικά') && FOLDED_BY_FOLIO.test('Øre') && FOLDED_BY_FOLIO.test('ﬁ') && FOLDED_BY_FOLIO.test('ß'));
   });
 });
 

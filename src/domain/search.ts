@@ -14,9 +14,13 @@ export function searchTerms(q: string): string[] {
 
 /** The Combining Diacritical Marks block: the accents of Latin, Greek and Cyrillic letters, and IPA's. */
 const DIACRITICS = /[\u0300-\u036f]/g;
-/** Letters with a stroke, which have no decomposition: the letter they are drawn on. */
-const STROKED: Record<string, string> = { ø: 'o', Ø: 'O', đ: 'd', Đ: 'D', ł: 'l', Ł: 'L', ħ: 'h', Ħ: 'H', ŧ: 't', Ŧ: 'T' };
-const STROKE = /[øØđĐłŁħĦŧŦ]/g;
+/**
+ * Letters that no decomposition takes apart: those with a stroke as the
+ * letter they are drawn on, and the sharp s as ss, as case folding writes
+ * it (and chat search folds it), so that "strasse" finds "Straße".
+ */
+const SPELLED: Record<string, string> = { ø: 'o', Ø: 'O', đ: 'd', Đ: 'D', ł: 'l', Ł: 'L', ħ: 'h', Ħ: 'H', ŧ: 't', Ŧ: 'T', ß: 'ss', ẞ: 'SS' };
+const SPELLED_OUT = /[øØđĐłŁħĦŧŦßẞ]/g;
 
 /**
  * A character other than ASCII and those the index's tokenizer already
@@ -26,7 +30,7 @@ const STROKE = /[øØđĐłŁħĦŧŦ]/g;
  * checks every character of the class against the tokenizer.
  */
 export const FOLDED_BY_FOLIO =
-  /[^\u0000-\u00a9\u00ab-\u00b1\u00b4-\u00b8\u00bb\u00bf-\u00d7\u00d9-\u00f7\u00f9-\u010f\u0112-\u0125\u0128-\u0131\u0134-\u013e\u0143-\u0148\u014a-\u0165\u0168-\u01c3\u01cd-\u01df\u01e4-\u01ed\u01f0\u01f4-\u01fb\u0200-\u024f]/;
+  /[^\u0000-\u00a9\u00ab-\u00b1\u00b4-\u00b8\u00bb\u00bf-\u00d7\u00d9-\u00de\u00e0-\u00f7\u00f9-\u010f\u0112-\u0125\u0128-\u0131\u0134-\u013e\u0143-\u0148\u014a-\u0165\u0168-\u01c3\u01cd-\u01df\u01e4-\u01ed\u01f0\u01f4-\u01fb\u0200-\u024f]/;
 
 /**
  * Text as the search index reads it, and queries are read: compatibility
@@ -49,7 +53,7 @@ export function foldText(text: string): string {
   return text
     .normalize('NFKD')
     .replace(DIACRITICS, '')
-    .replace(STROKE, (c) => STROKED[c]!)
+    .replace(SPELLED_OUT, (c) => SPELLED[c]!)
     .normalize('NFC');
 }
 

@@ -291,7 +291,7 @@ export const migrations: readonly string[] = [
   // The index reads documents as searchText (src/domain/search.ts) makes
   // them: without the diacritics of Greek and Cyrillic letters too (the
   // tokenizer removes those of Latin letters only), letters with a stroke
-  // as the letter they are drawn on (ø as o), compatibility
+  // as the letter they are drawn on (ø as o), ß as ss, compatibility
   // forms as plain letters. Each document that text changes is removed as
   // it was indexed and indexed again; text of ASCII and accented Latin
   // letters (FOLDED_BY_FOLIO) is left as it is.
