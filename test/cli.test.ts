@@ -269,6 +269,11 @@ describe('folio command line', () => {
     } finally {
       await store.close();
     }
+    // The demo's own e-mail taken by a user of the operator's: no keys for that user, nothing written.
+    const mine = { ...env, DATABASE_URL: `sqlite:${join(dir, 'mine.db')}` };
+    const user = await json(mine, 'user', 'create', '--email', 'demo@folio.local');
+    await fails(mine, /demo@folio\.local is already the e-mail of a user who is not the demo's.*nothing was created/, 'demo');
+    assert.deepEqual(await json(mine, 'key', 'list', '--user', user.id), { keys: [] });
   });
 
   it('has --help on every command and group', async () => {

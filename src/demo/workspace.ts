@@ -13,10 +13,17 @@ const TEAMMATE_EMAIL = 'grace@folio.local';
  */
 export async function ensureDemoWorkspace(admin: AdminService, store: Store) {
   const existing = await store.findUserByEmail(DEMO_EMAIL);
-  // What would stop the workspace half-made is checked before anything is written.
-  if (existing === null && (await store.findUserByEmail(TEAMMATE_EMAIL)) !== null) {
+  const teammate = await store.findUserByEmail(TEAMMATE_EMAIL);
+  // What would stop the workspace half-made is checked before anything is
+  // written; the workspace is there when both of its users are.
+  if (existing === null && teammate !== null) {
     throw new UsageError(
       `${TEAMMATE_EMAIL} is already the e-mail of a user, and the demo workspace needs it for its teammate; nothing was created (the demo is for a database of its own)`,
+    );
+  }
+  if (existing !== null && teammate === null) {
+    throw new UsageError(
+      `${DEMO_EMAIL} is already the e-mail of a user who is not the demo's (the demo workspace has no teammate ${TEAMMATE_EMAIL} here); nothing was created (the demo is for a database of its own)`,
     );
   }
   const userId = existing?.id ?? (await createDemoWorkspace(admin));
