@@ -99,6 +99,11 @@ describe('me, organizations, projects, templates and chats', () => {
     for (const bad of ['includeSystem=yes', 'includeSystem=TRUE', 'includeSystem=1', 'limit=101']) {
       assert.equal((await get(`/v1/templates?${bad}`)).status, 400, bad);
     }
+    for (const bad of ['yes', 'TRUE', '1', '']) {
+      assert.deepEqual((await get(`/v1/templates?includeSystem=${bad}`)).body, {
+        error: { code: 'invalid_request', message: 'query parameter includeSystem: must be true or false.' },
+      });
+    }
     // A new default replaces the previous one in the same workspace.
     const newest = await t.make.template({ title: 'Newest', workspaceId: userId, creatorId: userId, isDefault: true });
     const defaults = (await get('/v1/templates?includeSystem=false')).body.templates.filter((x: any) => x.isDefault);

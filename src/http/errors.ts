@@ -66,6 +66,11 @@ function validationMessage(err: FastifyError): string {
   if (path === '') {
     return err.validationContext === 'body' ? `The request body ${first.message ?? 'is not valid'}.` : `The request ${first.message ?? 'is not valid'}.`;
   }
+  if (first.keyword === 'const') {
+    // One of a few values (`includeSystem`): Ajv reports each one it was not, as "must be equal to constant".
+    const allowed = err.validation!.filter((e) => e.keyword === 'const' && e.instancePath === first.instancePath).map((e) => String(e.params.allowedValue));
+    return `${part} ${path}: must be ${allowed.join(' or ')}.`;
+  }
   const hint = first.keyword === 'pattern' ? PATTERN_HINTS[path] : undefined;
   return `${part} ${path}: ${hint ?? first.message ?? 'is not valid'}.`;
 }
