@@ -132,6 +132,7 @@ describe('folio command line', () => {
     const chat = await json(env, 'chat', 'create', '--user', owner.id, '--title', 'Planning', '--project', p.id, '--messages', '12');
     assert.match(chat.id, /^[0-9a-f-]{36}$/);
     await fails(env, /whole number/, 'chat', 'create', '--user', owner.id, '--messages', 'many');
+    await fails(env, /the chat title must not be empty; leave out --title for a chat without one/, 'chat', 'create', '--user', owner.id, '--title', ' ');
     await fails(env, /not visible/, 'chat', 'create', '--user', outsider.id, '--project', p.id);
 
     const doc = await json(env, 'doc', 'create', '--user', owner.id, '--title', 'Plan', '--content', '# Plan', '--project', p.id, '--thread', chat.id);

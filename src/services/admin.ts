@@ -223,6 +223,7 @@ export function adminService(deps: Pick<ServiceDeps, 'store' | 'clock' | 'config
     },
 
     async createChat(input: { userId: string; title?: string; orgId?: string; projectId?: string; messages?: string }) {
+      const title = input.title === undefined ? null : requireText(input.title, 'the chat title', undefined, 'leave out --title for a chat without one');
       const viewer = await viewerFor(input.userId, input.orgId);
       const messageCount = input.messages === undefined ? 0 : Number(input.messages);
       if (!Number.isSafeInteger(messageCount) || messageCount < 0 || !/^\d+$/.test(input.messages ?? '0')) {
@@ -233,7 +234,7 @@ export function adminService(deps: Pick<ServiceDeps, 'store' | 'clock' | 'config
         creatorId: input.userId,
         workspaceId: project?.workspaceId ?? input.orgId ?? input.userId,
         projectId: project?.id ?? null,
-        title: input.title ?? null,
+        title,
         messageCount,
         now: now(),
       });
