@@ -7,7 +7,8 @@ export const DEMO_EMAIL = 'demo@folio.local';
 const TEAMMATE_EMAIL = 'grace@folio.local';
 
 /**
- * Creates the demo workspace unless its user already exists, then makes a
+ * Creates the demo workspace unless it already exists (its user and their
+ * teammate), then makes a
  * fresh read key and write key (secrets are never stored, so they cannot be
  * printed again). Running it twice creates the workspace once.
  */
