@@ -8,9 +8,9 @@ const TEAMMATE_EMAIL = 'grace@folio.local';
 
 /**
  * Creates the demo workspace unless it already exists (its user and their
- * teammate), then makes a
- * fresh read key and write key (secrets are never stored, so they cannot be
- * printed again). Running it twice creates the workspace once.
+ * teammate), then makes a fresh read key and write key (secrets are never
+ * stored, so they cannot be printed again). Running it twice creates the
+ * workspace once.
  */
 export async function ensureDemoWorkspace(admin: AdminService, store: Store) {
   const existing = await store.findUserByEmail(DEMO_EMAIL);
