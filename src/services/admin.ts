@@ -52,9 +52,16 @@ export function parsePlan(value: string): string | null {
   return value;
 }
 
-function requireText(value: string, what: string, max?: number, hint?: string): string {
-  if (value.trim() === '') throw new UsageError(`${what} must not be empty${hint === undefined ? '' : `; ${hint}`}`);
+function requireText(value: string, what: string, max?: number): string {
+  if (value.trim() === '') throw new UsageError(`${what} must not be empty`);
   if (max !== undefined && [...value].length > max) throw new UsageError(`${what} must be at most ${max} characters`);
+  return value;
+}
+
+/** An optional name or title: null when its option (`flag`) is left out, refused when empty. */
+function optionalText(value: string | undefined, what: string, flag: string, thing: string): string | null {
+  if (value === undefined) return null;
+  if (value.trim() === '') throw new UsageError(`the ${thing} ${what} must not be empty; leave out ${flag} for a ${thing} without one`);
   return value;
 }
 
@@ -99,7 +106,7 @@ export function adminService(deps: Pick<ServiceDeps, 'store' | 'clock' | 'config
       const email = input.email.trim();
       if (!isEmail(email)) throw new UsageError(`"${input.email}" is not an e-mail address`);
       const plan = input.plan === undefined ? null : parsePlan(input.plan);
-      const name = input.name === undefined ? null : requireText(input.name, 'the user name', undefined, 'leave out --name for a user without one');
+      const name = optionalText(input.name, 'name', '--name', 'user');
       return store.createUser({ email, name, plan, now: now() });
     },
 
@@ -140,7 +147,7 @@ export function adminService(deps: Pick<ServiceDeps, 'store' | 'clock' | 'config
 
     /** The only time the secret exists outside the caller: it is returned once and stored as a hash. */
     async createKey(input: { userId: string; name?: string; write: boolean }) {
-      const name = input.name === undefined ? null : requireText(input.name, 'the key name', undefined, 'leave out --name for a key without one');
+      const name = optionalText(input.name, 'name', '--name', 'key');
       await user(input.userId);
       const secret = generateKey();
       const record = await store.createKey({
@@ -223,7 +230,7 @@ export function adminService(deps: Pick<ServiceDeps, 'store' | 'clock' | 'config
     },
 
     async createChat(input: { userId: string; title?: string; orgId?: string; projectId?: string; messages?: string }) {
-      const title = input.title === undefined ? null : requireText(input.title, 'the chat title', undefined, 'leave out --title for a chat without one');
+      const title = optionalText(input.title, 'title', '--title', 'chat');
       const viewer = await viewerFor(input.userId, input.orgId);
       const messageCount = input.messages === undefined ? 0 : Number(input.messages);
       if (!Number.isSafeInteger(messageCount) || messageCount < 0 || !/^\d+$/.test(input.messages ?? '0')) {
