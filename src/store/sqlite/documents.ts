@@ -11,7 +11,7 @@ import type {
 } from '../store.js';
 import type { Db } from './database.js';
 import { ftsMatch, projectToken, scopeTokens, wholeWords, withinScope } from './search.js';
-import { contentVisible, listBranches, projectVisible, type ScopeKind } from './visibility.js';
+import { branchShape, contentVisible, listBranches, projectVisible, type ScopeKind } from './visibility.js';
 import { everythingInScope, kindOf, MAX_SCOPE_TOKENS, viewerParams as params, viewerScopes } from './viewer-scope.js';
 import { newUuid } from '../../domain/ids.js';
 import { searchText } from '../../domain/search.js';
@@ -65,20 +65,21 @@ export function documentQueries(db: Db, cache: AccessCache, header: WalIndexHead
   const listCache = new Map<string, ReturnType<Db['prepare']>>();
 
   /**
-   * A page of documents, each row as `select` makes it. Each visibility
-   * branch is ordered and limited on its own index, then merged.
+   * A page of documents, each row as `select` makes it, or as the page's
+   * JSON (`rendered`), from the viewer's branches (listBranches) with
+   * `shared` projects.
    */
-  function listStatement(kind: ScopeKind, project: boolean, shared: boolean, rendered: boolean) {
-    const key = `${kind}:${project}:${shared}:${rendered}`;
+  function listStatement(kind: ScopeKind, project: boolean, shared: number, rendered: boolean) {
+    const key = `${kind}:${project}:${branchShape(kind, shared)}:${rendered}`;
     let stmt = listCache.get(key);
     if (!stmt) {
-      const extra = project ? ['d.project_id = @pid'] : [];
-      const branches = listBranches[kind]('d', shared).map((cond) => [cond, ...extra].join(' AND '));
-      const select = rendered
-        ? `json_object(${SUMMARY_JSON('d')}) AS summary, page.sort_at, page.id`
-        : 'd.id, d.title, d.created_at, d.updated_at, d.thread_id';
-      const sql = listPageSql({ table: 'documents', t: 'd', key: 'seq', branches, select });
-      stmt = rendered ? db.prepare(pageJson(sql)).pluck() : db.prepare(sql).raw();
+      const extra = project ? ' AND d.project_id = @pid' : '';
+      const branches = listBranches[kind]('d', shared).map((b) => ({ where: b.where + extra, ordered: b.ordered }));
+      const sql = rendered
+        ? // pageJson's group_concat orders the page itself.
+          pageJson(listPageSql({ table: 'documents', t: 'd', key: 'seq', branches, select: `json_object(${SUMMARY_JSON('d')}) AS summary, page.sort_at, page.id`, ordered: false }))
+        : listPageSql({ table: 'documents', t: 'd', key: 'seq', branches, select: 'd.id, d.title, d.created_at, d.updated_at, d.thread_id' });
+      stmt = rendered ? db.prepare(sql).pluck() : db.prepare(sql).raw();
       listCache.set(key, stmt);
     }
     return stmt;

@@ -10,22 +10,48 @@
 export const PAGE_LIMIT = 'LIMIT (@limit + 0)';
 
 /**
- * A page of a list (documents, chats): each branch of the viewer's scope
- * (listBranches) picks its part of the page from an index, reading only the
- * row key, `sort_at` and `id`, which the index covers; the page is merged
- * from those, newest first, ties by id; and only its rows are then read from
- * the table, with `join` for what else they show.
+ * One branch of a viewer's scope in a list (listBranches): its condition,
+ * and whether an index gives its rows newest first as they are read (an
+ * equality on the leading column of an index ordered by sort time), so that
+ * the page can stop reading it as soon as the page is full.
  */
-export function listPageSql(o: { table: string; t: string; key: string; branches: string[]; select: string; join?: string }): string {
+export interface ListBranch {
+  where: string;
+  ordered: boolean;
+}
+
+/**
+ * A page of a list (documents, chats), newest first, ties by id. The
+ * branches of the viewer's scope (listBranches) are merged: SQLite reads
+ * each ordered branch along its index and merges them, reading no more of
+ * each than the page takes, from the row key, `sort_at` and `id`, which the
+ * indexes cover. A branch that is not ordered picks its own first page
+ * first (sorting what it matches). Only the page's rows are then read from
+ * the table, with `join` for what else they show. Before, every branch
+ * picked its own first page, which SQLite sorted again to merge them
+ * (a sorter per branch: 16 µs against 5 for two projects' pages).
+ *
+ * `ordered: false` leaves the final order to the caller (an aggregate that
+ * orders its input itself), sparing a sort.
+ */
+export function listPageSql(o: {
+  table: string;
+  t: string;
+  key: string;
+  branches: ListBranch[];
+  select: string;
+  join?: string;
+  ordered?: boolean;
+}): string {
   const { table, t, key } = o;
-  const parts = o.branches.map(
-    (cond) => `SELECT * FROM (SELECT ${t}.${key} AS k, ${t}.sort_at, ${t}.id FROM ${table} ${t} WHERE ${cond}
-       ORDER BY ${t}.sort_at DESC, ${t}.id DESC ${PAGE_LIMIT})`,
-  );
+  const parts = o.branches.map((b) => {
+    const pick = `SELECT ${t}.${key} AS k, ${t}.sort_at, ${t}.id FROM ${table} ${t} WHERE ${b.where}`;
+    return b.ordered ? pick : `SELECT * FROM (${pick} ORDER BY ${t}.sort_at DESC, ${t}.id DESC ${PAGE_LIMIT})`;
+  });
   return `SELECT ${o.select}
-     FROM (SELECT k, sort_at, id FROM (${parts.join(' UNION ALL ')})
+     FROM (${parts.join(' UNION ALL ')}
            ORDER BY sort_at DESC, id DESC ${PAGE_LIMIT}) AS page
      JOIN ${table} ${t} ON ${t}.${key} = page.k${o.join ? `
-     ${o.join}` : ''}
-     ORDER BY page.sort_at DESC, page.id DESC`;
+     ${o.join}` : ''}${o.ordered === false ? '' : `
+     ORDER BY page.sort_at DESC, page.id DESC`}`;
 }

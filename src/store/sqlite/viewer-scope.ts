@@ -21,12 +21,12 @@ export function viewerParams(v: Viewer, more?: object) {
 /**
  * What a viewer may see in its scope beyond its workspace's own content
  * (sharedProjectIds): the projects' ids as the JSON array that lists bind
- * (listBranches), whether there are any, and the scope tokens of everything
+ * (listBranches), how many there are, and the scope tokens of everything
  * visible, which searches match.
  */
 export interface ViewerScope {
   projects: string;
-  shared: boolean;
+  shared: number;
   tokens: string[];
   /**
    * Whether the scope held every document when it was read
@@ -63,7 +63,7 @@ export function viewerScopes(
       const own = viewer.orgId === null ? workspaceToken(viewer.userId) : outsideProjectsToken(viewer.orgId);
       return {
         projects: JSON.stringify(ids),
-        shared: ids.length > 0,
+        shared: ids.length,
         tokens: [own, ...ids.map(projectToken)],
         // Past MAX_SCOPE_TOKENS a search goes without tokens anyway.
         heldEverything: ids.length < MAX_SCOPE_TOKENS && holdsEverything(viewer, ids.length),

@@ -9,7 +9,7 @@ import type {
 import type { AccessCache } from './access-cache.js';
 import { NO_SNAPSHOT, type ReadSnapshot } from './read-snapshot.js';
 import type { Db } from './database.js';
-import { contentVisible, listBranches, projectVisible, templateVisible, type ScopeKind } from './visibility.js';
+import { branchShape, contentVisible, listBranches, projectVisible, templateVisible, type ScopeKind } from './visibility.js';
 import { kindOf, viewerParams as params, viewerScopes } from './viewer-scope.js';
 import { listPageSql, PAGE_LIMIT } from './page-limit.js';
 
@@ -61,15 +61,12 @@ export function workspaceQueries(db: Db, cache: AccessCache, snapshot: ReadSnaps
 
   const scopeOf = viewerScopes(db, cache);
   const chatCache = new Map<string, ReturnType<Db['prepare']>>();
-  function chatStatement(kind: ScopeKind, title: boolean, project: boolean, shared: boolean) {
-    const key = `${kind}:${title}:${project}:${shared}`;
+  function chatStatement(kind: ScopeKind, title: boolean, project: boolean, shared: number) {
+    const key = `${kind}:${title}:${project}:${branchShape(kind, shared)}`;
     let stmt = chatCache.get(key);
     if (!stmt) {
-      const extra = [
-        project ? 'c.project_id = @pid' : null,
-        title ? 'instr(c.title_folded, @title) > 0' : null,
-      ].filter(Boolean);
-      const branches = listBranches[kind]('c', shared).map((cond) => [cond, ...extra].join(' AND '));
+      const extra = (project ? ' AND c.project_id = @pid' : '') + (title ? ' AND instr(c.title_folded, @title) > 0' : '');
+      const branches = listBranches[kind]('c', shared).map((b) => ({ where: b.where + extra, ordered: b.ordered }));
       stmt = db.prepare(
         listPageSql({
           table: 'chats',
