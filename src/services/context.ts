@@ -27,13 +27,9 @@ export interface Caller {
  * The workspace a request is scoped to. An organization the caller is not a
  * member of is inaccessible: on list endpoints that is a bad parameter (400),
  * on single documents indistinguishable from a missing one (404), DESIGN §3.
+ * Read from the caller alone, without a promise to wait for.
  */
-export async function resolveViewer(
-  deps: ServiceDeps,
-  caller: Caller,
-  organizationId: string | undefined,
-  inaccessible: 'invalid' | 'not_found',
-): Promise<Viewer> {
+export function resolveViewer(caller: Caller, organizationId: string | undefined, inaccessible: 'invalid' | 'not_found'): Viewer {
   if (organizationId === undefined) return { userId: caller.user.id, orgId: null };
   // Membership as read with the key for this request; every query the viewer
   // runs checks it again in SQL.

@@ -24,7 +24,7 @@ export function documentService(deps: ServiceDeps) {
 
   return {
     async list(caller: Caller, q: { q?: string; organizationId?: string; projectId?: string; limit: number }) {
-      const viewer = await resolveViewer(deps, caller, q.organizationId, 'invalid');
+      const viewer = resolveViewer(caller, q.organizationId, 'invalid');
       if (q.projectId !== undefined) await requireVisibleProject(deps, viewer, q.projectId);
       if (q.q === undefined) {
         return new RenderedJson(await store.renderDocumentPage(viewer, { projectId: q.projectId, limit: q.limit }, urls));
@@ -45,7 +45,7 @@ export function documentService(deps: ServiceDeps) {
     },
 
     async get(caller: Caller, id: string, organizationId: string | undefined) {
-      const viewer = await resolveViewer(deps, caller, organizationId, 'not_found');
+      const viewer = resolveViewer(caller, organizationId, 'not_found');
       const doc = await store.renderDocument(viewer, storedId(id), urls);
       if (!doc) throw new NotFound('Document not found.');
       return new RenderedJson(doc);
@@ -55,7 +55,7 @@ export function documentService(deps: ServiceDeps) {
       caller: Caller,
       body: { title: string; contentMarkdown: string; projectId?: string; organizationId?: string },
     ) {
-      const viewer = await resolveViewer(deps, caller, body.organizationId, 'not_found');
+      const viewer = resolveViewer(caller, body.organizationId, 'not_found');
       const created = await store.createDocument(
         viewer,
         { title: body.title, contentMarkdown: body.contentMarkdown, projectId: body.projectId ?? null, threadId: null },
@@ -70,7 +70,7 @@ export function documentService(deps: ServiceDeps) {
       id: string,
       body: { contentMarkdown: string; expectedUpdatedAt: string | null; title?: string; organizationId?: string },
     ) {
-      const viewer = await resolveViewer(deps, caller, body.organizationId, 'not_found');
+      const viewer = resolveViewer(caller, body.organizationId, 'not_found');
       const expected =
         body.expectedUpdatedAt === null ? null : (canonicalInstant(body.expectedUpdatedAt) ?? NEVER_STORED);
       const outcome = await store.updateDocument(

@@ -23,19 +23,19 @@ export function workspaceService(deps: ServiceDeps) {
     },
 
     async projects(caller: Caller, q: { organizationId?: string; limit: number }) {
-      const viewer = await resolveViewer(deps, caller, q.organizationId, 'invalid');
+      const viewer = resolveViewer(caller, q.organizationId, 'invalid');
       const projects = await store.listProjects(viewer, q.limit);
       return { projects, count: projects.length };
     },
 
     async templates(caller: Caller, q: { organizationId?: string; includeSystem: 'true' | 'false'; limit: number }) {
-      const viewer = await resolveViewer(deps, caller, q.organizationId, 'invalid');
+      const viewer = resolveViewer(caller, q.organizationId, 'invalid');
       const templates = await store.listTemplates(viewer, q.includeSystem === 'true', q.limit);
       return { templates, count: templates.length };
     },
 
     async chats(caller: Caller, q: { q?: string; organizationId?: string; projectId?: string; limit: number }) {
-      const viewer = await resolveViewer(deps, caller, q.organizationId, 'invalid');
+      const viewer = resolveViewer(caller, q.organizationId, 'invalid');
       if (q.projectId !== undefined) await requireVisibleProject(deps, viewer, q.projectId);
       const rows = await store.listChats(viewer, {
         titleContains: q.q === undefined ? undefined : foldTitle(q.q),
