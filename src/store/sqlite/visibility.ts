@@ -35,7 +35,7 @@ export const projectVisible = {
  * page reads about a page of each; the projects past those are one more
  * branch, which sorts all their content. As one IN branch, two shared
  * projects' 169 documents were all read and sorted for every page (the
- * benchmark's callers with shared projects: 51-54 µs a page, 34-37 so).
+ * benchmark's callers with shared projects: 51-54 µs a page, 32-37 µs so).
  * `shared` is the number of those projects.
  */
 export const MAX_PROJECT_BRANCHES = 16;
