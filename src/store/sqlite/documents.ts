@@ -64,21 +64,12 @@ export function documentQueries(db: Db, cache: AccessCache, header: WalIndexHead
   }
   const listCache = new Map<string, ReturnType<Db['prepare']>>();
 
-  /**
-   * A page of documents, each row as `select` makes it, or as the page's
-   * JSON (`rendered`), from the viewer's branches (listBranches) with
-   * `shared` projects.
-   */
+  /** The statement of a page (documentPageSql), prepared once per shape. */
   function listStatement(kind: ScopeKind, project: boolean, shared: number, rendered: boolean) {
     const key = `${kind}:${project}:${branchShape(kind, shared)}:${rendered}`;
     let stmt = listCache.get(key);
     if (!stmt) {
-      const extra = project ? ' AND d.project_id = @pid' : '';
-      const branches = listBranches[kind]('d', shared).map((b) => ({ where: b.where + extra, ordered: b.ordered }));
-      const sql = rendered
-        ? // pageJson's group_concat orders the page itself.
-          pageJson(listPageSql({ table: 'documents', t: 'd', key: 'seq', branches, select: `json_object(${SUMMARY_JSON('d')}) AS summary, page.sort_at, page.id`, ordered: false }))
-        : listPageSql({ table: 'documents', t: 'd', key: 'seq', branches, select: 'd.id, d.title, d.created_at, d.updated_at, d.thread_id' });
+      const sql = documentPageSql(kind, project, shared, rendered);
       stmt = rendered ? db.prepare(sql).pluck() : db.prepare(sql).raw();
       listCache.set(key, stmt);
     }
@@ -297,6 +288,20 @@ export function documentQueries(db: Db, cache: AccessCache, header: WalIndexHead
  */
 const SUMMARY_JSON = (d: string) =>
   `'id', ${d}.id, 'title', ${d}.title, 'createdAt', ${d}.created_at, 'updatedAt', ${d}.updated_at, 'threadId', ${d}.thread_id, 'url', @urls || ${d}.id`;
+
+/**
+ * A page of documents in a scope with `shared` projects beyond its
+ * workspace (listBranches), of one project (`project`, bound as @pid) or of
+ * all: each row's summary, or the page's JSON (`rendered`).
+ */
+export function documentPageSql(kind: ScopeKind, project: boolean, shared: number, rendered: boolean): string {
+  const extra = project ? ' AND d.project_id = @pid' : '';
+  const branches = listBranches[kind]('d', shared).map((b) => ({ where: b.where + extra, ordered: b.ordered }));
+  return rendered
+    ? // pageJson's group_concat orders the page itself.
+      pageJson(listPageSql({ table: 'documents', t: 'd', key: 'seq', branches, select: `json_object(${SUMMARY_JSON('d')}) AS summary, page.sort_at, page.id`, ordered: false }))
+    : listPageSql({ table: 'documents', t: 'd', key: 'seq', branches, select: 'd.id, d.title, d.created_at, d.updated_at, d.thread_id' });
+}
 
 /** A page of documents with no document in it. */
 const EMPTY_PAGE = '{"documents":[],"count":0}';

@@ -32,7 +32,7 @@ export const projectVisible = {
  *
  * In the personal scope each shared project, up to MAX_PROJECT_BRANCHES, is
  * a branch of its own, read newest first along the project index, so that a
- * page reads about a page of each; the projects past those are one more
+ * page reads no more of each than it takes (listPageSql); the projects past those are one more
  * branch, which sorts all their content. As one IN branch, two shared
  * projects' 169 documents were all read and sorted for every page (the
  * benchmark's callers with shared projects: 51-54 µs a page, 32-37 µs so).

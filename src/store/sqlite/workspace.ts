@@ -65,18 +65,7 @@ export function workspaceQueries(db: Db, cache: AccessCache, snapshot: ReadSnaps
     const key = `${kind}:${title}:${project}:${branchShape(kind, shared)}`;
     let stmt = chatCache.get(key);
     if (!stmt) {
-      const extra = (project ? ' AND c.project_id = @pid' : '') + (title ? ' AND instr(c.title_folded, @title) > 0' : '');
-      const branches = listBranches[kind]('c', shared).map((b) => ({ where: b.where + extra, ordered: b.ordered }));
-      stmt = db.prepare(
-        listPageSql({
-          table: 'chats',
-          t: 'c',
-          key: 'rowid',
-          branches,
-          select: 'c.id, c.title, c.created_at, c.updated_at, c.message_count, c.project_id, p.name AS project_name',
-          join: 'LEFT JOIN projects p ON p.id = c.project_id',
-        }),
-      );
+      stmt = db.prepare(chatPageSql(kind, title, project, shared));
       chatCache.set(key, stmt);
     }
     return stmt;
@@ -214,4 +203,21 @@ export function workspaceQueries(db: Db, cache: AccessCache, snapshot: ReadSnaps
       }));
     },
   };
+}
+
+/**
+ * A page of chats in a scope with `shared` projects beyond its workspace
+ * (listBranches): those whose title holds @title (`title`), of one project
+ * (`project`, bound as @pid) or of all.
+ */
+export function chatPageSql(kind: ScopeKind, title: boolean, project: boolean, shared: number): string {
+  const extra = (project ? ' AND c.project_id = @pid' : '') + (title ? ' AND instr(c.title_folded, @title) > 0' : '');
+  return listPageSql({
+    table: 'chats',
+    t: 'c',
+    key: 'rowid',
+    branches: listBranches[kind]('c', shared).map((b) => ({ where: b.where + extra, ordered: b.ordered })),
+    select: 'c.id, c.title, c.created_at, c.updated_at, c.message_count, c.project_id, p.name AS project_name',
+    join: 'LEFT JOIN projects p ON p.id = c.project_id',
+  });
 }
