@@ -40,6 +40,23 @@ function writeNote(store: Store, viewer: Viewer, i: number, now: string) {
 }
 
 describe('search index merging', () => {
+  it('writes the changes of a group commit as one segment, creations and edits together', () =>
+    withUserStore(async ({ file, store, viewer, now }) => {
+      // Writes started in one turn share a transaction (group-commit.ts).
+      const created = await Promise.all(Array.from({ length: 24 }, (_, i) => writeNote(store, viewer, i, now)));
+      assert.equal(segments(file), 1);
+      // FTS5 holds a transaction's changes in memory only while their rowids
+      // go up: given out of order, it would write a segment for each.
+      const edit = (i: number) =>
+        store.updateDocument(viewer, created[i]!.id, { contentMarkdown: `edited ${i} newword`, expectedUpdatedAt: null }, () => new Date().toISOString());
+      await Promise.all([edit(0), writeNote(store, viewer, 100, now), edit(5), edit(1), writeNote(store, viewer, 101, now), edit(23)]);
+      assert.equal(segments(file), 2);
+      const found = await store.listDocuments(viewer, { limit: 20, terms: ['newword'] });
+      assert.deepEqual(found.map((d) => d.id).sort(), [0, 1, 5, 23].map((i) => created[i]!.id).sort());
+      assert.deepEqual(await store.listDocuments(viewer, { limit: 20, terms: ['only5q'] }), []);
+      await store.close();
+    }));
+
   it('merges as it writes: a run of single writes leaves a few segments, not one per commit', () =>
     withUserStore(async ({ file, store, viewer, now }) => {
       // Each write awaited alone commits alone, and each commit writes a segment.

@@ -87,7 +87,7 @@ describe('migrations from the first schema: seq counting up, one-letter prefixes
     }
   });
 
-  it('numbers documents upwards in the order they were written, the search index under the same numbers', () => {
+  it('numbers documents upwards in the order they were written, the search index under the same numbers (negated)', () => {
     const db = new Database(file, { readonly: true });
     try {
       assert.equal(db.pragma('user_version', { simple: true }), migrations.length);
@@ -96,10 +96,11 @@ describe('migrations from the first schema: seq counting up, one-letter prefixes
       assert.ok(rows.every((r) => r.seq > 0));
       const contents = db.prepare('SELECT seq FROM document_contents ORDER BY seq').pluck().all();
       assert.deepEqual(contents, rows.map((r) => r.seq));
-      const indexed = db.prepare("SELECT rowid FROM documents_fts WHERE documents_fts MATCH 'budget' ORDER BY rowid").pluck().all();
-      assert.deepEqual(indexed, [rows[0]!.seq, rows[1]!.seq, rows[3]!.seq]);
-      const inProject = db.prepare(`SELECT rowid FROM documents_fts WHERE documents_fts MATCH 'scope : ${scopeTokens(user, project).split(' ')[1]}' ORDER BY rowid`).pluck().all();
-      assert.deepEqual(inProject, [rows[1]!.seq, rows[3]!.seq]);
+      // The index's rowid is -seq (migration 12): ascending, newest first.
+      const indexed = db.prepare("SELECT -rowid FROM documents_fts WHERE documents_fts MATCH 'budget' ORDER BY rowid").pluck().all();
+      assert.deepEqual(indexed, [rows[3]!.seq, rows[1]!.seq, rows[0]!.seq]);
+      const inProject = db.prepare(`SELECT -rowid FROM documents_fts WHERE documents_fts MATCH 'scope : ${scopeTokens(user, project).split(' ')[1]}' ORDER BY rowid`).pluck().all();
+      assert.deepEqual(inProject, [rows[3]!.seq, rows[1]!.seq]);
     } finally {
       db.close();
     }

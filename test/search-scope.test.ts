@@ -33,13 +33,14 @@ function dropScopeTokens(db: Db, id: string) {
        FROM documents d JOIN document_contents c ON c.seq = d.seq WHERE d.id = ?`,
     )
     .get(id) as { seq: number; title: string; workspace: string; project: string | null; content: string };
+  // The index's rowid is -seq (migration 12).
   db.prepare(`INSERT INTO documents_fts (documents_fts, rowid, title, content, scope) VALUES ('delete', ?, ?, ?, ?)`).run(
-    r.seq,
+    -r.seq,
     r.title,
     r.content,
     scopeTokens(r.workspace, r.project),
   );
-  db.prepare(`INSERT INTO documents_fts (rowid, title, content, scope) VALUES (?, ?, ?, '')`).run(r.seq, r.title, r.content);
+  db.prepare(`INSERT INTO documents_fts (rowid, title, content, scope) VALUES (?, ?, ?, '')`).run(-r.seq, r.title, r.content);
 }
 
 async function withStore(body: (ctx: { db: Db; store: Store; make: ReturnType<typeof factories> }) => Promise<void>) {

@@ -85,8 +85,9 @@ export function documentQueries(db: Db, cache: AccessCache, header: WalIndexHead
     };
   }
 
-  // Search walks the index by rowid (seq) descending, that is newest first,
-  // joined with the visibility rules, and stops once the page is full (see search()).
+  // Search walks the index in ascending rowid order (-seq: newest write
+  // first), joined with the visibility rules, and stops once the page is
+  // full (see search()).
   const searchCache = new Map<string, ReturnType<Db['prepare']>>();
   function searchStatement(kind: ScopeKind, project: boolean) {
     const key = `${kind}:${project}`;
@@ -94,9 +95,9 @@ export function documentQueries(db: Db, cache: AccessCache, header: WalIndexHead
     if (!stmt) {
       stmt = db.prepare(
         `SELECT d.id, d.title, d.created_at, d.updated_at, d.thread_id, d.sort_at, d.high_water_at
-         FROM documents_fts f JOIN documents d ON d.seq = f.rowid
+         FROM documents_fts f JOIN documents d ON d.seq = -f.rowid
          WHERE f.documents_fts MATCH @match AND ${contentVisible[kind]('d')}${project ? ' AND d.project_id = @pid' : ''}
-         ORDER BY f.rowid DESC`,
+         ORDER BY f.rowid`,
       ).raw();
       searchCache.set(key, stmt);
     }
@@ -370,24 +371,25 @@ const indexed = (e: IndexEntry): IndexEntry => ({ seq: e.seq, title: searchText(
 
 /**
  * Changes to the search index, held until the group transaction is about to
- * commit and then written in rowid order: first the removals, then the
- * insertions (new seqs are above every existing one). FTS5 keeps a
- * transaction's changes in memory only while each rowid it is given is
- * above the one before; any other order makes it write a new index segment
- * at once, which, one per document, cost more than all the rest of a write.
- * An entry inserted and removed within the same transaction is never
- * written (removing it from the index first would corrupt it).
+ * commit and then written in the index's rowid order (-seq ascending, so
+ * the insertions, whose seqs are above every existing one, come first, then
+ * the removals). FTS5 keeps a transaction's changes in memory only while
+ * each rowid it is given is above the one before; any other order makes it
+ * write a new index segment at once, which, one per document, cost more
+ * than all the rest of a write. An entry inserted and removed within the
+ * same transaction is never written (removing it from the index first would
+ * corrupt it).
  */
 function searchIndexWriter(db: Db) {
-  const insertStmt = db.prepare('INSERT INTO documents_fts (rowid, title, content, scope) VALUES (@seq, @title, @content, @scope)');
+  // The index's rowid is -seq (migration 12).
+  const insertStmt = db.prepare('INSERT INTO documents_fts (rowid, title, content, scope) VALUES (-@seq, @title, @content, @scope)');
   const removeStmt = db.prepare(
     `INSERT INTO documents_fts (documents_fts, rowid, title, content, scope)
-     VALUES ('delete', @seq, @title, @content, @scope)`,
+     VALUES ('delete', -@seq, @title, @content, @scope)`,
   );
   // The rank of FTS5's commands is read as an integer only: a JS number binds as a REAL.
   const mergeStmt = db.prepare(`INSERT INTO documents_fts (documents_fts, rank) VALUES ('merge', ?)`);
   let pending: { op: 'insert' | 'remove'; entry: IndexEntry }[] = [];
-  const bySeq = (a: IndexEntry, b: IndexEntry) => a.seq - b.seq;
   return {
     insert(entry: IndexEntry) {
       pending.push({ op: 'insert', entry });
@@ -409,8 +411,10 @@ function searchIndexWriter(db: Db) {
         if (op === 'insert') inserts.set(entry.seq, entry);
         else if (!inserts.delete(entry.seq)) removals.push(entry);
       }
-      for (const entry of removals.sort(bySeq)) removeStmt.run(indexed(entry));
-      for (const entry of [...inserts.values()].sort(bySeq)) insertStmt.run(indexed(entry));
+      const writes = [...inserts.values()].map((entry) => ({ entry, stmt: insertStmt }));
+      for (const entry of removals) writes.push({ entry, stmt: removeStmt });
+      // Ascending rowid, -seq: newest seq first.
+      for (const { entry, stmt } of writes.sort((a, b) => b.entry.seq - a.entry.seq)) stmt.run(indexed(entry));
       if (changes.length > 0) mergeStmt.run(BigInt(mergePages(changes.length)));
     },
   };
