@@ -15,7 +15,9 @@ import type { Store, Viewer } from '../src/store/store.js';
 export function inAnotherProcess(file: string, sql: string, ...params: unknown[]): void {
   const script = `const D = require('better-sqlite3'); const db = new D(process.argv[1]); db.pragma('busy_timeout = 5000');
     db.prepare(process.argv[2]).run(...JSON.parse(process.argv[3])); db.close();`;
-  const run = spawnSync(process.execPath, ['-e', script, file, sql, JSON.stringify(params)], { cwd: process.cwd(), encoding: 'utf8' });
+  // Bounded: a child that never finished would hold the whole test file (and the suite) with it.
+  const run = spawnSync(process.execPath, ['-e', script, file, sql, JSON.stringify(params)], { cwd: process.cwd(), encoding: 'utf8', timeout: 30_000 });
+  assert.equal(run.error, undefined, `the other process did not finish: ${run.error?.message}`);
   assert.equal(run.status, 0, run.stderr);
 }
 
