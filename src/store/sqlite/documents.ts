@@ -296,12 +296,11 @@ const SUMMARY_JSON = (d: string) =>
  * all: each row's summary, or the page's JSON (`rendered`).
  */
 export function documentPageSql(kind: ScopeKind, project: boolean, shared: number, rendered: boolean): string {
-  const extra = project ? ' AND d.project_id = @pid' : '';
-  const branches = listBranches[kind]('d', shared).map((b) => ({ where: b.where + extra, ordered: b.ordered }));
+  const page = { table: 'documents', t: 'd', key: 'seq', branches: listBranches[kind]('d', shared), and: project ? ' AND d.project_id = @pid' : '' };
   return rendered
     ? // pageJson's group_concat orders the page itself.
-      pageJson(listPageSql({ table: 'documents', t: 'd', key: 'seq', branches, select: `json_object(${SUMMARY_JSON('d')}) AS summary, page.sort_at, page.id`, ordered: false }))
-    : listPageSql({ table: 'documents', t: 'd', key: 'seq', branches, select: 'd.id, d.title, d.created_at, d.updated_at, d.thread_id' });
+      pageJson(listPageSql({ ...page, select: `json_object(${SUMMARY_JSON('d')}) AS summary, page.sort_at, page.id`, ordered: false }))
+    : listPageSql({ ...page, select: 'd.id, d.title, d.created_at, d.updated_at, d.thread_id' });
 }
 
 /** A page of documents with no document in it. */

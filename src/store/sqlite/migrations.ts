@@ -115,8 +115,8 @@ export const migrations: readonly string[] = [
   -- these pages stay in cache; the Markdown is in document_contents.
   --
   -- seq is given anew on every write, counting up (see migration 2), so the
-  -- search index, whose rowid is seq (-seq since migration 12, read
-  -- ascending), read in descending rowid order visits
+  -- search index, read by seq descending (its rowid is seq, -seq since
+  -- migration 12, which ascending rowid order reads so), visits
   -- documents in the reverse order they were last written: newest first
   -- while the clock moves forward. high_water_at bounds what that order
   -- may get wrong: it is the newest sort time any document had when this one

@@ -34,21 +34,24 @@ export interface ListBranch {
  * 11.5 as one branch of both (which reads and sorts all their rows), and 5
  * merged along the index (bench/README.md).
  *
- * `ordered: false` leaves the final order to the caller (an aggregate that
- * orders its input itself), sparing a sort.
+ * `and` is a condition every branch adds (`AND …`: one project, a title),
+ * which keeps an ordered branch ordered. `ordered: false` leaves the final
+ * order to the caller (an aggregate that orders its input itself), sparing
+ * a sort.
  */
 export function listPageSql(o: {
   table: string;
   t: string;
   key: string;
   branches: ListBranch[];
+  and?: string;
   select: string;
   join?: string;
   ordered?: boolean;
 }): string {
   const { table, t, key } = o;
   const parts = o.branches.map((b) => {
-    const pick = `SELECT ${t}.${key} AS k, ${t}.sort_at, ${t}.id FROM ${table} ${t} WHERE ${b.where}`;
+    const pick = `SELECT ${t}.${key} AS k, ${t}.sort_at, ${t}.id FROM ${table} ${t} WHERE ${b.where}${o.and ?? ''}`;
     return b.ordered ? pick : `SELECT * FROM (${pick} ORDER BY ${t}.sort_at DESC, ${t}.id DESC ${PAGE_LIMIT})`;
   });
   return `SELECT ${o.select}

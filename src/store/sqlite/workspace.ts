@@ -211,12 +211,12 @@ export function workspaceQueries(db: Db, cache: AccessCache, snapshot: ReadSnaps
  * (`project`, bound as @pid) or of all.
  */
 export function chatPageSql(kind: ScopeKind, title: boolean, project: boolean, shared: number): string {
-  const extra = (project ? ' AND c.project_id = @pid' : '') + (title ? ' AND instr(c.title_folded, @title) > 0' : '');
   return listPageSql({
     table: 'chats',
     t: 'c',
     key: 'rowid',
-    branches: listBranches[kind]('c', shared).map((b) => ({ where: b.where + extra, ordered: b.ordered })),
+    branches: listBranches[kind]('c', shared),
+    and: (project ? ' AND c.project_id = @pid' : '') + (title ? ' AND instr(c.title_folded, @title) > 0' : ''),
     select: 'c.id, c.title, c.created_at, c.updated_at, c.message_count, c.project_id, p.name AS project_name',
     join: 'LEFT JOIN projects p ON p.id = c.project_id',
   });
