@@ -1,7 +1,16 @@
-import { describe, it } from 'node:test';
+import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { spawnSync } from 'node:child_process';
 import { RETRY_MS, turnDestination } from '../src/logging/turn-destination.js';
+
+/**
+ * The retry timer is node:test's mock: it fires only when a test moves the
+ * clock, however long the machine takes between two turns, and it is gone
+ * when the test ends, passed or failed. (With real timers a busy machine let
+ * a retry fire between two turns, and the failed test's destination went on
+ * retrying, which held the test file open.)
+ */
+const mockRetries = (t: TestContext) => t.mock.timers.enable({ apis: ['setTimeout'] });
 
 const endOfTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 const eagain = () => Object.assign(new Error('resource temporarily unavailable'), { code: 'EAGAIN' });
@@ -34,7 +43,8 @@ describe('turnDestination', () => {
     assert.deepEqual(out.writes.slice(1), ['{"msg":"d"}\n'], 'a lone line goes out at the end of its own turn');
   });
 
-  it('keeps what a full pipe refuses, and what comes after, and writes it all in order once the pipe takes it', async () => {
+  it('keeps what a full pipe refuses, and what comes after, and writes it all in order once the pipe takes it', async (t) => {
+    mockRetries(t);
     const { out, log } = fakeOutput();
     out.full = true;
     log.write('{"msg":"a"}\n');
@@ -43,14 +53,24 @@ describe('turnDestination', () => {
     await endOfTurn();
     assert.deepEqual(out.writes, []);
     assert.equal(out.attempts, 1, 'the later turn queues behind the refused text instead of trying again at once');
+    t.mock.timers.tick(RETRY_MS - 1);
+    assert.equal(out.attempts, 1);
+    t.mock.timers.tick(1);
+    assert.equal(out.attempts, 2, `tried again ${RETRY_MS} ms later`);
+    t.mock.timers.tick(RETRY_MS);
+    assert.equal(out.attempts, 3, 'and again while the pipe is full');
 
     out.full = false;
     out.most = 5; // and the pipe takes only part of each write
-    await sleep(RETRY_MS * 3);
+    t.mock.timers.tick(RETRY_MS);
     assert.equal(out.writes.join(''), '{"msg":"a"}\n{"msg":"b"}\n');
+    const attempts = out.attempts;
+    t.mock.timers.tick(RETRY_MS * 3);
+    assert.equal(out.attempts, attempts, 'nothing is tried once all is written');
   });
 
-  it('drops new lines past its limit while the pipe takes nothing, then says how many', async () => {
+  it('drops new lines past its limit while the pipe takes nothing, then says how many', async (t) => {
+    mockRetries(t);
     const { out, log } = fakeOutput({ mostPending: 50, now: () => 1234 });
     const line = '{"msg":"0123456789"}\n'; // 21 bytes
     out.full = true;
@@ -59,7 +79,7 @@ describe('turnDestination', () => {
       await endOfTurn();
     }
     out.full = false;
-    await sleep(RETRY_MS * 3);
+    t.mock.timers.tick(RETRY_MS);
     assert.equal(
       out.writes.join(''),
       line + line + '{"level":40,"time":1234,"msg":"3 log lines dropped: standard output took nothing for too long"}\n',
@@ -78,7 +98,8 @@ describe('turnDestination', () => {
     log.flush();
   });
 
-  it('flush writes the held and the waiting lines at once, and the end of the turn then has nothing left to write', async () => {
+  it('flush writes the held and the waiting lines at once, and the end of the turn then has nothing left to write', async (t) => {
+    mockRetries(t);
     const { out, log } = fakeOutput();
     out.full = true;
     log.write('{"msg":"waiting"}\n');
@@ -88,9 +109,29 @@ describe('turnDestination', () => {
     log.flush();
     assert.deepEqual(out.writes, ['{"msg":"waiting"}\n', '{"msg":"last words"}\n']);
     await endOfTurn();
-    await sleep(RETRY_MS * 2);
+    t.mock.timers.tick(RETRY_MS * 2);
     assert.equal(out.writes.length, 2);
     log.write('{"msg":"from a later exit handler"}\n');
     assert.deepEqual(out.writes.slice(2), ['{"msg":"from a later exit handler"}\n'], 'after flush, lines go out as they come');
+  });
+
+  it('does not keep the process alive while the pipe stays full: it exits, after flush has tried for a second', () => {
+    // A process whose standard output never takes a write again: the retries
+    // go on until nothing else is left, then the exit's flush gives up.
+    const script = `
+      import { turnDestination } from ${JSON.stringify(new URL('../src/logging/turn-destination.ts', import.meta.url).href)};
+      let attempts = 0;
+      const log = turnDestination({ write: () => { attempts++; throw Object.assign(new Error('full'), { code: 'EAGAIN' }); } });
+      process.once('exit', () => { log.flush(); process.stderr.write(String(attempts)); });
+      log.write('{"msg":"stuck"}\\n');
+      setTimeout(() => {}, 50); // the server's last work
+    `;
+    const started = Date.now();
+    const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 30_000 });
+    assert.equal(run.error, undefined, 'the process did not exit while its log could not be written');
+    assert.equal(run.status, 0, run.stderr);
+    const attempts = Number(/(\d+)$/.exec(run.stderr)?.[1]);
+    assert.ok(attempts > 100, `retried while running, then at exit (${attempts} attempts)`);
+    assert.ok(Date.now() - started < 20_000);
   });
 });

@@ -32,8 +32,10 @@ const errorCode = (err: unknown) => (err as { code?: unknown } | null)?.code;
  * write is refused (`EAGAIN`): what was not written waits, later lines
  * queue behind it, and the write is tried again every 10 ms, while the
  * server goes on serving. Past 8 MiB waiting, new lines are dropped, and
- * a line saying how many follows once the pipe takes writes again. A
- * closed standard output (`EPIPE`) drops lines silently, as pino does.
+ * a line saying how many follows once the pipe takes writes again. The
+ * retries never keep the process alive: a server that has closed exits,
+ * after `flush` has tried for a second more. A closed standard output
+ * (`EPIPE`) drops lines silently, as pino does.
  *
  * Why: pino's default destination writes from Node's thread pool, whose
  * threads take turns with the request thread on a server held to one core,
@@ -88,10 +90,12 @@ export function turnDestination(
   const retryLater = () => {
     if (retrying) return;
     retrying = true;
+    // Unreferenced: a pipe that never takes the log again must not keep a
+    // server that has closed from exiting (`flush` at exit tries once more).
     setTimeout(() => {
       retrying = false;
       if (!drain()) retryLater();
-    }, RETRY_MS);
+    }, RETRY_MS).unref();
   };
 
   /** Queues the held lines behind what is waiting. */
