@@ -3,6 +3,7 @@
  * a warm-up, then a measured run of one scenario against one server. Prints
  * the measurement as JSON on stdout.
  */
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import autocannon, { type AutocannonRequest, type Result } from 'autocannon';
 import Database from 'better-sqlite3';
@@ -18,6 +19,8 @@ export interface LoadSpec {
   manifestFile: string;
   /** The server's database, read to learn each document's current updatedAt before a PATCH. */
   dbFile: string;
+  /** The server's process, whose CPU time is read before and after the measured run (Linux). */
+  serverPid?: number;
 }
 
 export interface LoadResult {
@@ -31,6 +34,34 @@ export interface LoadResult {
   statuses: Record<string, number>;
   errors: number;
   timeouts: number;
+  /**
+   * How busy each side was during the measured run, as a share of one core:
+   * the server's process (all its threads) and the load generator's. A
+   * server well under 1 while the load generator is near 1 was held back by
+   * the load, not by its own core. Absent where /proc cannot be read.
+   */
+  busy?: { server: number; load: number };
+}
+
+/** Clock ticks per second, the unit of /proc/<pid>/stat's CPU times. */
+const TICKS_PER_SECOND = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/** A process's CPU time so far (user and system, all threads), in seconds; null if it cannot be read. */
+function cpuSeconds(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (in parentheses, which may hold spaces): utime and stime are the 14th and 15th.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+  } catch {
+    return null;
+  }
 }
 
 function percentile(sorted: Float64Array, p: number): number {
@@ -61,6 +92,8 @@ async function measure(spec: LoadSpec, requests: AutocannonRequest[], seconds: n
   let latencies = new Float64Array(1 << 16);
   let count = 0;
   const statuses: Record<string, number> = {};
+  const serverBefore = spec.serverPid === undefined ? null : cpuSeconds(spec.serverPid);
+  const loadBefore = process.cpuUsage();
   const started = process.hrtime.bigint();
   const result = await new Promise<Result>((resolve, reject) => {
     const instance = autocannon(
@@ -79,6 +112,12 @@ async function measure(spec: LoadSpec, requests: AutocannonRequest[], seconds: n
     });
   });
   const elapsed = Number(process.hrtime.bigint() - started) / 1e9;
+  const serverAfter = spec.serverPid === undefined ? null : cpuSeconds(spec.serverPid);
+  const loadUsed = process.cpuUsage(loadBefore);
+  const busy =
+    serverBefore === null || serverAfter === null
+      ? undefined
+      : { server: (serverAfter - serverBefore) / elapsed, load: (loadUsed.user + loadUsed.system) / 1e6 / elapsed };
   const sorted = latencies.subarray(0, count).sort();
   const ok = Object.entries(statuses).reduce((n, [s, c]) => (s.startsWith('2') ? n + c : n), 0);
   return {
@@ -91,6 +130,7 @@ async function measure(spec: LoadSpec, requests: AutocannonRequest[], seconds: n
     statuses,
     errors: result.errors,
     timeouts: result.timeouts,
+    ...(busy ? { busy } : {}),
   };
 }
 

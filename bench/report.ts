@@ -31,12 +31,52 @@ export function mergeRounds(rounds: Measured[]): Measured {
   };
 }
 
+const percent = (x: number) => `${(x * 100).toFixed(0)} %`;
+const median = (xs: number[]) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+
+/** How busy the server's core and the load generator's were in each round, as a line: `Folio 99/61 %, 100/58 %`. */
+export function busyRounds(rounds: LoadResult[], who: string): string {
+  const each = rounds.map((r) => (r.busy ? `${(r.busy.server * 100).toFixed(0)}/${(r.busy.load * 100).toFixed(0)} %` : 'unknown'));
+  return `${who} (server/load) ${each.join(', ')}`;
+}
+
+/**
+ * A server held back by its load generator rather than its own core: its
+ * process used under 90 % of its core while the load generator used over
+ * 90 % of its own (medians of the rounds). A ceiling measured so is below
+ * what its core could do, and Folio's share of it reads high.
+ */
+export function loadBound(rounds: LoadResult[]): boolean {
+  const known = rounds.filter((r) => r.busy !== undefined).map((r) => r.busy!);
+  if (known.length === 0) return false;
+  return median(known.map((b) => b.server)) < 0.9 && median(known.map((b) => b.load)) > 0.9;
+}
+
+/** The rounds' median busy shares of a server's core and of its load generator. */
+function busyMedians(rounds: LoadResult[]): string {
+  const known = rounds.filter((r) => r.busy !== undefined).map((r) => r.busy!);
+  if (known.length === 0) return 'unknown';
+  return `${percent(median(known.map((b) => b.server)))} / ${percent(median(known.map((b) => b.load)))}`;
+}
+
+/** Rounds of each server of a scenario, kept for the report of how busy the cores were. */
+export interface Rounds {
+  folio: LoadResult[];
+  ceiling: LoadResult[];
+}
+
 export interface ScenarioReport {
   id: string;
   title: string;
   targets: Targets;
   folio: Measured;
   ceiling: Measured;
+  /** Every round of each server, in the order run. */
+  rounds?: Rounds;
 }
 
 export interface RunReport {
@@ -132,9 +172,23 @@ Machine: ${r.machine.cpus} × ${r.machine.cpu}, Node ${r.machine.node}.
 
 ${table}
 
-Callers (requests rotate over them): ${r.data.callers.map((c) => `${c.name} (${c.documents} documents sampled)`).join('; ')}.
+${coresSection(r.scenarios)}Callers (requests rotate over them): ${r.data.callers.map((c) => `${c.name} (${c.documents} documents sampled)`).join('; ')}.
 
 Ceiling: a bare node:http server on the same core replaying Folio's captured responses.
 Latencies are measured by the load generator, from sending a request to receiving its response.
+`;
+}
+
+/** How busy the cores were: the median share of its core each server used, and of its core the load generator. */
+function coresSection(scenarios: ScenarioReport[]): string {
+  const measured = scenarios.filter((s) => s.rounds !== undefined);
+  if (measured.length === 0) return '';
+  const lines = measured.map((s) => {
+    const warn = loadBound(s.rounds!.ceiling) ? ' (the ceiling was held back by the load generator: the ratio reads high)' : '';
+    return `- ${s.id}: Folio ${busyMedians(s.rounds!.folio)}, ceiling ${busyMedians(s.rounds!.ceiling)}${warn}`;
+  });
+  return `Cores busy during the measured runs, server / load generator (medians of the rounds; 100 % is one core):
+${lines.join('\n')}
+
 `;
 }

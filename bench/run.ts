@@ -17,7 +17,7 @@ import { bookKey, type Captured, type ResponseBook } from './ceiling.js';
 import { generate, type Manifest } from './generate.js';
 import type { LoadResult, LoadSpec } from './load.js';
 import { build, folioEnv, freePort, freshCopy, loadProcess, pinnedNode, removeDatabase, startFlags, waitFor, withRss } from './processes.js';
-import { formatMarkdown, formatTable, mergeRounds, roundShares, type Measured, type RunReport, type ScenarioReport } from './report.js';
+import { busyRounds, formatMarkdown, loadBound, formatTable, mergeRounds, roundShares, type Measured, type RunReport, type ScenarioReport } from './report.js';
 import { readRequests, requestSource, SCENARIOS, writeBodies, type Req } from './scenarios.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -164,9 +164,10 @@ async function startCeiling(bookFile: string): Promise<Server> {
 /** Warm-up before a server's later rounds of a scenario: it is warm already. */
 const LATER_WARMUP_SECONDS = 1;
 
-async function load(url: string, scenario: string, manifestFile: string, dbFile: string, round: number): Promise<LoadResult> {
+async function load(url: string, serverPid: number, scenario: string, manifestFile: string, dbFile: string, round: number): Promise<LoadResult> {
   const spec: LoadSpec = {
     url,
+    serverPid,
     scenario,
     connections: options.connections,
     warmupSeconds: round === 0 ? options.warmup : Math.min(options.warmup, LATER_WARMUP_SECONDS),
@@ -258,19 +259,28 @@ try {
     for (let round = 0; round < options.rounds; round++) {
       const of = options.rounds > 1 ? ` (round ${round + 1} of ${options.rounds})` : '';
       say(`${s.id}: Folio${of}…`);
-      const f = await withRss(folio.child.pid!, () => load(folio.url, s.id, manifestFile, dbFile, round));
+      const f = await withRss(folio.child.pid!, () => load(folio.url, folio.child.pid!, s.id, manifestFile, dbFile, round));
       folioRounds.push({ ...f.result, rssMb: f.rssMb });
       say(`${s.id}: ceiling${of}…`);
-      const c = await withRss(ceiling.child.pid!, () => load(ceiling.url, s.id, manifestFile, dbFile, round));
+      const c = await withRss(ceiling.child.pid!, () => load(ceiling.url, ceiling.child.pid!, s.id, manifestFile, dbFile, round));
       ceilingRounds.push({ ...c.result, rssMb: c.rssMb });
     }
     if (s.writes) dirty = true;
-    const report: ScenarioReport = { id: s.id, title: s.title, targets: s.targets, folio: mergeRounds(folioRounds), ceiling: mergeRounds(ceilingRounds) };
+    const report: ScenarioReport = {
+      id: s.id,
+      title: s.title,
+      targets: s.targets,
+      folio: mergeRounds(folioRounds),
+      ceiling: mergeRounds(ceilingRounds),
+      rounds: { folio: folioRounds, ceiling: ceilingRounds },
+    };
     if (options.rounds > 1) {
       const rates = (m: Measured) => m.roundsRps!.map((r) => r.toFixed(0)).join(', ');
       const shares = roundShares(report).map((x) => `${(x * 100).toFixed(0)} %`).join(', ');
       say(`${s.id}: rounds, Folio ${rates(report.folio)}; ceiling ${rates(report.ceiling)} req/s; shares ${shares}`);
+      say(`${s.id}: cores busy, ${busyRounds(folioRounds, 'Folio')}; ${busyRounds(ceilingRounds, 'ceiling')}`);
     }
+    if (loadBound(ceilingRounds)) say(`${s.id}: the ceiling was held back by the load generator, not its core: the ratio reads high`);
     reports.push(report);
     say(formatTable([report]).split('\n').slice(-1)[0]!);
   }
