@@ -1,5 +1,6 @@
 /** The benchmark's results as a table, JSON and Markdown, with each target checked. */
 import type { LoadResult } from './load.js';
+import { median } from './rounds.js';
 import { MAX_RSS_MB, type Targets } from './scenarios.js';
 
 export interface Measured extends LoadResult {
@@ -32,11 +33,6 @@ export function mergeRounds(rounds: Measured[]): Measured {
 }
 
 const percent = (x: number) => `${(x * 100).toFixed(0)} %`;
-const median = (xs: number[]) => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
 
 /** How busy the server's core and the load generator's were in each round, as a line: `Folio 99/61 %, 100/58 %`. */
 export function busyRounds(rounds: LoadResult[], who: string): string {
@@ -109,9 +105,7 @@ export function roundShares(s: ScenarioReport): number[] {
 
 /** Folio's share of the ceiling: the median of the rounds' shares. */
 export function ratio(s: ScenarioReport): number {
-  const shares = roundShares(s).sort((a, b) => a - b);
-  const mid = shares.length >> 1;
-  return shares.length % 2 === 1 ? shares[mid]! : (shares[mid - 1]! + shares[mid]!) / 2;
+  return median(roundShares(s));
 }
 
 /** Each target of the scenario, met or missed, in words. */
