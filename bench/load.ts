@@ -92,15 +92,25 @@ async function measure(spec: LoadSpec, requests: AutocannonRequest[], seconds: n
   let latencies = new Float64Array(1 << 16);
   let count = 0;
   const statuses: Record<string, number> = {};
-  const serverBefore = spec.serverPid === undefined ? null : cpuSeconds(spec.serverPid);
-  const loadBefore = process.cpuUsage();
-  const started = process.hrtime.bigint();
+  // The measured run starts with its first response, not when autocannon is
+  // called: autocannon first builds every request's bytes for each
+  // connection, 4,000 × 50 for `get`, which took 0.75 s of a 3-second round
+  // while no request was sent (bench/README.md).
+  let started: bigint | null = null;
+  let serverBefore: number | null = null;
+  let loadBefore = process.cpuUsage();
+  const begin = () => {
+    serverBefore = spec.serverPid === undefined ? null : cpuSeconds(spec.serverPid);
+    loadBefore = process.cpuUsage();
+    started = process.hrtime.bigint();
+  };
   const result = await new Promise<Result>((resolve, reject) => {
     const instance = autocannon(
       { url: spec.url, connections: spec.connections, duration: seconds, timeout: 30, requests },
       (err, res) => (err ? reject(err) : resolve(res)),
     );
     instance.on('response', (_client: unknown, status: number, _bytes: number, ms: number) => {
+      if (started === null) begin();
       statuses[status] = (statuses[status] ?? 0) + 1;
       if (!record) return;
       if (count === latencies.length) {
@@ -111,11 +121,12 @@ async function measure(spec: LoadSpec, requests: AutocannonRequest[], seconds: n
       latencies[count++] = ms;
     });
   });
-  const elapsed = Number(process.hrtime.bigint() - started) / 1e9;
+  const ended = process.hrtime.bigint();
+  const elapsed = started === null ? 0 : Number(ended - started) / 1e9;
   const serverAfter = spec.serverPid === undefined ? null : cpuSeconds(spec.serverPid);
   const loadUsed = process.cpuUsage(loadBefore);
   const busy =
-    serverBefore === null || serverAfter === null
+    serverBefore === null || serverAfter === null || elapsed === 0
       ? undefined
       : { server: (serverAfter - serverBefore) / elapsed, load: (loadUsed.user + loadUsed.system) / 1e6 / elapsed };
   const sorted = latencies.subarray(0, count).sort();
@@ -123,7 +134,7 @@ async function measure(spec: LoadSpec, requests: AutocannonRequest[], seconds: n
   return {
     requests: count,
     seconds: elapsed,
-    rps: ok / elapsed,
+    rps: elapsed === 0 ? 0 : ok / elapsed,
     p50: percentile(sorted, 50),
     p99: percentile(sorted, 99),
     max: count > 0 ? sorted[count - 1]! : NaN,
