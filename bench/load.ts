@@ -121,8 +121,7 @@ async function measure(spec: LoadSpec, requests: AutocannonRequest[], seconds: n
       latencies[count++] = ms;
     });
   });
-  const ended = process.hrtime.bigint();
-  const elapsed = started === null ? 0 : Number(ended - started) / 1e9;
+  const elapsed = started === null ? 0 : Number(process.hrtime.bigint() - started) / 1e9;
   const serverAfter = spec.serverPid === undefined ? null : cpuSeconds(spec.serverPid);
   const loadUsed = process.cpuUsage(loadBefore);
   const busy =

@@ -32,12 +32,20 @@ export function mergeRounds(rounds: Measured[]): Measured {
   };
 }
 
-const percent = (x: number) => `${(x * 100).toFixed(0)} %`;
+/** A share as the reports print it: `61 %`. */
+export const percent = (x: number) => `${(x * 100).toFixed(0)} %`;
 
 /** How busy the server's core and the load generator's were in each round, as a line: `Folio 99/61 %, 100/58 %`. */
 export function busyRounds(rounds: LoadResult[], who: string): string {
-  const each = rounds.map((r) => (r.busy ? `${(r.busy.server * 100).toFixed(0)}/${(r.busy.load * 100).toFixed(0)} %` : 'unknown'));
+  const each = rounds.map((r) => (r.busy ? `${(r.busy.server * 100).toFixed(0)}/${percent(r.busy.load)}` : 'unknown'));
   return `${who} (server/load) ${each.join(', ')}`;
+}
+
+/** The rounds' median busy shares of the server's core and of the load generator's, or null where none was read. */
+function medianBusy(rounds: LoadResult[]): { server: number; load: number } | null {
+  const known = rounds.flatMap((r) => (r.busy ? [r.busy] : []));
+  if (known.length === 0) return null;
+  return { server: median(known.map((b) => b.server)), load: median(known.map((b) => b.load)) };
 }
 
 /**
@@ -47,16 +55,8 @@ export function busyRounds(rounds: LoadResult[], who: string): string {
  * what its core could do, and Folio's share of it reads high.
  */
 export function loadBound(rounds: LoadResult[]): boolean {
-  const known = rounds.filter((r) => r.busy !== undefined).map((r) => r.busy!);
-  if (known.length === 0) return false;
-  return median(known.map((b) => b.server)) < 0.9 && median(known.map((b) => b.load)) > 0.9;
-}
-
-/** The rounds' median busy shares of a server's core and of its load generator. */
-function busyMedians(rounds: LoadResult[]): string {
-  const known = rounds.filter((r) => r.busy !== undefined).map((r) => r.busy!);
-  if (known.length === 0) return 'unknown';
-  return `${percent(median(known.map((b) => b.server)))} / ${percent(median(known.map((b) => b.load)))}`;
+  const busy = medianBusy(rounds);
+  return busy !== null && busy.server < 0.9 && busy.load > 0.9;
 }
 
 /** Rounds of each server of a scenario, kept for the report of how busy the cores were. */
@@ -134,7 +134,7 @@ function rows(reports: ScenarioReport[]): string[][] {
     s.folio.p50.toFixed(2),
     s.folio.p99.toFixed(2),
     s.ceiling.rps.toFixed(0),
-    `${(ratio(s) * 100).toFixed(0)} %`,
+    percent(ratio(s)),
     s.folio.rssMb.toFixed(0),
     String(failures(s.folio)),
     verdicts(s)
@@ -179,7 +179,11 @@ function coresSection(scenarios: ScenarioReport[]): string {
   if (measured.length === 0) return '';
   const lines = measured.map((s) => {
     const warn = loadBound(s.rounds!.ceiling) ? ' (the ceiling was held back by the load generator: the ratio reads high)' : '';
-    return `- ${s.id}: Folio ${busyMedians(s.rounds!.folio)}, ceiling ${busyMedians(s.rounds!.ceiling)}${warn}`;
+    const medians = (rounds: LoadResult[]) => {
+      const busy = medianBusy(rounds);
+      return busy === null ? 'unknown' : `${percent(busy.server)} / ${percent(busy.load)}`;
+    };
+    return `- ${s.id}: Folio ${medians(s.rounds!.folio)}, ceiling ${medians(s.rounds!.ceiling)}${warn}`;
   });
   return `Cores busy during the measured runs, server / load generator (medians of the rounds; 100 % is one core):
 ${lines.join('\n')}

@@ -17,7 +17,7 @@ import { bookKey, type Captured, type ResponseBook } from './ceiling.js';
 import { generate, type Manifest } from './generate.js';
 import type { LoadResult, LoadSpec } from './load.js';
 import { build, folioEnv, freePort, freshCopy, loadProcess, pinnedNode, removeDatabase, startFlags, waitFor, withRss } from './processes.js';
-import { busyRounds, formatMarkdown, loadBound, formatTable, mergeRounds, roundShares, type Measured, type RunReport, type ScenarioReport } from './report.js';
+import { busyRounds, formatMarkdown, formatTable, loadBound, mergeRounds, percent, roundShares, type Measured, type RunReport, type ScenarioReport } from './report.js';
 import { readRequests, requestSource, SCENARIOS, writeBodies, type Req } from './scenarios.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -276,7 +276,7 @@ try {
     };
     if (options.rounds > 1) {
       const rates = (m: Measured) => m.roundsRps!.map((r) => r.toFixed(0)).join(', ');
-      const shares = roundShares(report).map((x) => `${(x * 100).toFixed(0)} %`).join(', ');
+      const shares = roundShares(report).map(percent).join(', ');
       say(`${s.id}: rounds, Folio ${rates(report.folio)}; ceiling ${rates(report.ceiling)} req/s; shares ${shares}`);
       say(`${s.id}: cores busy, ${busyRounds(folioRounds, 'Folio')}; ${busyRounds(ceilingRounds, 'ceiling')}`);
     }
