@@ -4,11 +4,20 @@
  * the run. No routing, parsing, validation, authentication or database: the
  * most any Node.js server could do for those responses on the same core.
  *
- *   tsx bench/ceiling.ts <captured.json> <port>
+ *   tsx bench/ceiling.ts <captured.json> <port> [busy µs | fastify | fastify-log]
+ *
+ * With `fastify` the same bytes come from a bare Fastify app instead (one
+ * route for every path, no validation, no logger), and with `fastify-log`
+ * from that app logging Folio's one line per request as `folio serve` does:
+ * references for what the framework and the log line leave of a ratio
+ * (bench/ladder.ts --fastify).
  */
+import Fastify from 'fastify';
 import { createServer } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
+import { RequestLog } from '../src/app.js';
+import { turnDestination } from '../src/logging/turn-destination.js';
 
 export interface Captured {
   status: number;
@@ -66,11 +75,37 @@ export function startCeiling(book: ResponseBook, port: number, busyMicros = 0) {
   return server;
 }
 
+/** The framework references: the responses of `book` from a bare Fastify app, with Folio's request log line if `logged`. */
+export async function startFastify(book: ResponseBook, port: number, logged: boolean) {
+  const exact = new Map(Object.entries(book.exact).map(([k, v]) => [k, prepare(v)]));
+  const byMethod = new Map(Object.entries(book.byMethod).map(([k, v]) => [k, prepare(v)]));
+  const app = Fastify(logged ? { logger: { level: 'info', stream: turnDestination() }, logController: new RequestLog() } : { logger: false });
+  app.get('/healthz', (_req, reply) => reply.send({ status: 'ok' }));
+  app.route({
+    method: ['GET', 'POST', 'PATCH'],
+    url: '/*',
+    handler: (req, reply) => {
+      const found = exact.get(bookKey(req.method, req.url, req.headers.authorization ?? '')) ?? byMethod.get(req.method);
+      if (!found) return reply.code(404).send();
+      return reply.code(found.status).headers(found.headers).send(found.body);
+    },
+  });
+  await app.listen({ port, host: '127.0.0.1' });
+  process.stdout.write('listening\n');
+  return app;
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
   const book = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as ResponseBook;
-  const server = startCeiling(book, Number(process.argv[3]), Number(process.argv[4] ?? 0));
-  process.once('SIGTERM', () => {
-    server.close(() => process.exit(0));
-    server.closeAllConnections();
-  });
+  const [port, mode = '0'] = [Number(process.argv[3]), process.argv[4]];
+  if (mode === 'fastify' || mode === 'fastify-log') {
+    const app = await startFastify(book, port, mode === 'fastify-log');
+    process.once('SIGTERM', () => void app.close().then(() => process.exit(0)));
+  } else {
+    const server = startCeiling(book, port, Number(mode));
+    process.once('SIGTERM', () => {
+      server.close(() => process.exit(0));
+      server.closeAllConnections();
+    });
+  }
 }

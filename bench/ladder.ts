@@ -10,7 +10,10 @@
  *
  * With `--folio`, each round measures Folio too (the working tree, as `npm
  * run bench` starts it, on a copy of the data set), so that its share can
- * be read against the ladder's.
+ * be read against the ladder's. With `--fastify`, it measures two references
+ * as well: the same responses from a bare Fastify app (`fastify`), and from
+ * that app writing Folio's log line for each request (`fastify+log`): what
+ * the framework and the log line alone leave of the ceiling.
  * It uses the responses captured by the newest finished `npm run bench` of
  * the same data set (its captured.json), and that data set for the load
  * generator's requests.
@@ -36,6 +39,7 @@ const { values: args } = parseArgs({
     ...ROUND_ARGS,
     busy: { type: 'string', default: '0,5,10,20,40' },
     folio: { type: 'boolean', default: false },
+    fastify: { type: 'boolean', default: false },
     rounds: { type: 'string', default: '3' },
   },
 });
@@ -45,6 +49,7 @@ if (args.help) {
   --only a,b        scenarios (default me; any of ${SCENARIOS.map((s) => s.id).join(', ')})
   --busy a,b        microseconds of busy work per request to measure (default 0,5,10,20,40; 0 is always measured)
   --folio           measure Folio (the working tree) in each round too
+  --fastify         measure the same responses from a bare Fastify app, without and with Folio's log line, in each round too
   --rounds N        rounds, each measuring every amount of work (default 3)
   --duration S      measured seconds per measurement (default 5)
   --warmup S        warm-up seconds before each measurement (default 1)
@@ -82,15 +87,16 @@ say(`responses: ${bookFile}`);
 mkdirSync(WORK, { recursive: true });
 const builtDir = build(ROOT);
 
-/** A step of the ladder (busy microseconds per request), or Folio. */
-type Subject = number | 'Folio';
+/** A step of the ladder (busy microseconds per request), a framework reference (bench/ceiling.ts), or Folio. */
+type Subject = number | 'fastify' | 'fastify+log' | 'Folio';
 
 /** Folio's own copy of the data set, fresh for each measurement: the write scenarios change it. */
 const folioDb = join(WORK, 'folio.db');
 
 function startServer(subject: Subject, port: number) {
   if (subject !== 'Folio') {
-    return pinnedNode(args['server-core']!, [join(builtDir, 'bench', 'ceiling.js'), bookFile, String(port), String(subject)], process.env, 'ignore');
+    const mode = subject === 'fastify+log' ? 'fastify-log' : String(subject);
+    return pinnedNode(args['server-core']!, [join(builtDir, 'bench', 'ceiling.js'), bookFile, String(port), mode], process.env, 'ignore');
   }
   freshCopy(dbFile, folioDb);
   return pinnedNode(args['server-core']!, [...startFlags(), join(builtDir, 'src', 'cli', 'index.js'), 'serve'], folioEnv(folioDb, port, 'info'), 'ignore');
@@ -118,8 +124,8 @@ async function measure(scenario: string, subject: Subject): Promise<LoadResult> 
   }
 }
 
-const subjects: Subject[] = args.folio ? [...busy, 'Folio'] : busy;
-const label = (x: Subject) => (x === 'Folio' ? 'Folio' : `${x} µs`);
+const subjects: Subject[] = [...busy, ...(args.fastify ? (['fastify', 'fastify+log'] as const) : []), ...(args.folio ? (['Folio'] as const) : [])];
+const label = (x: Subject) => (typeof x === 'number' ? `${x} µs` : x);
 
 for (const scenario of scenarios) {
   const rps = new Map<Subject, number[]>(subjects.map((x) => [x, []]));
@@ -138,10 +144,10 @@ for (const scenario of scenarios) {
     say(`  ${scenario} round ${i + 1}: ${subjects.map((x) => `${label(x)} ${Math.round(got.get(x)!)}`).join(', ')} req/s`);
   }
   process.stdout.write(`\n${scenario}: the ceiling with busy work per request (medians of ${rounds} rounds)\n`);
-  process.stdout.write('busy µs   req/s  share  µs/request\n');
+  process.stdout.write('    busy µs   req/s  share  µs/request\n');
   for (const x of subjects) {
     const r = median(rps.get(x)!);
     const share = median(shares.get(x)!);
-    process.stdout.write(`${String(x).padStart(7)} ${String(Math.round(r)).padStart(7)} ${`${Math.round(share * 100)} %`.padStart(6)} ${(1e6 / r).toFixed(1).padStart(11)}\n`);
+    process.stdout.write(`${String(x).padStart(11)} ${String(Math.round(r)).padStart(7)} ${`${Math.round(share * 100)} %`.padStart(6)} ${(1e6 / r).toFixed(1).padStart(11)}\n`);
   }
 }

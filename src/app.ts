@@ -58,7 +58,7 @@ const POISONED_KEYS = 'remove';
  * built by its serializers. Logging was the largest share of a fast
  * request's cost (bench/README.md). Every other log line is Fastify's own.
  */
-class RequestLog extends LogController {
+export class RequestLog extends LogController {
   override incomingRequest(): void {}
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
