@@ -22,7 +22,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { LoadResult, LoadSpec } from './load.js';
 import { build, folioEnv, freePort, freshCopy, loadProcess, pinnedNode, run, startFlags, waitFor } from './processes.js';
-import { failures } from './report.js';
+import { busyShares, failures } from './report.js';
 import { checkRoundOptions, median, ROUND_ARGS, savedDataSet } from './rounds.js';
 import { SCENARIOS } from './scenarios.js';
 
@@ -112,11 +112,12 @@ async function load(server: Server, scenario: string): Promise<LoadResult> {
     durationSeconds: Number(args.duration),
     manifestFile,
     dbFile: db,
+    serverPid: server.child.pid,
   };
   return loadProcess(join(builds.tree, 'bench', 'load.js'), args['load-core']!, spec, join(WORK, 'load.json'));
 }
 
-const fmt = (r: LoadResult) => `${Math.round(r.rps).toString().padStart(6)} req/s p99 ${r.p99.toFixed(1).padStart(6)} ms`;
+const fmt = (r: LoadResult) => `${Math.round(r.rps).toString().padStart(6)} req/s p99 ${r.p99.toFixed(1).padStart(6)} ms busy ${busyShares(r.busy)}`;
 
 const servers: Server[] = [];
 try {

@@ -35,14 +35,18 @@ export function mergeRounds(rounds: Measured[]): Measured {
 /** A share as the reports print it: `61 %`. */
 export const percent = (x: number) => `${(x * 100).toFixed(0)} %`;
 
+/** How busy a measurement's server and load generator were, as `server/load %`: `99/61 %`. */
+export const busyShares = (busy: LoadResult['busy']): string =>
+  busy ? `${(busy.server * 100).toFixed(0)}/${percent(busy.load)}` : 'unknown';
+
 /** How busy the server's core and the load generator's were in each round, as a line: `Folio 99/61 %, 100/58 %`. */
 export function busyRounds(rounds: LoadResult[], who: string): string {
-  const each = rounds.map((r) => (r.busy ? `${(r.busy.server * 100).toFixed(0)}/${percent(r.busy.load)}` : 'unknown'));
+  const each = rounds.map((r) => busyShares(r.busy));
   return `${who} (server/load) ${each.join(', ')}`;
 }
 
 /** The rounds' median busy shares of the server's core and of the load generator's, or null where none was read. */
-function medianBusy(rounds: LoadResult[]): { server: number; load: number } | null {
+export function medianBusy(rounds: LoadResult[]): { server: number; load: number } | null {
   const known = rounds.flatMap((r) => (r.busy ? [r.busy] : []));
   if (known.length === 0) return null;
   return { server: median(known.map((b) => b.server)), load: median(known.map((b) => b.load)) };
