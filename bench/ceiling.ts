@@ -16,7 +16,7 @@ import Fastify from 'fastify';
 import { createServer } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { RequestLog } from '../src/app.js';
+import { RequestLog } from '../src/logging/request-log.js';
 import { turnDestination } from '../src/logging/turn-destination.js';
 
 export interface Captured {

@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
-import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
@@ -14,6 +14,7 @@ import { registerOpenApi } from './http/openapi.js';
 import { hookList } from './http/route-hooks.js';
 import { coalesceWrites } from './http/write-coalescing.js';
 import { illFormedText, type FieldSchema } from './http/well-formed-text.js';
+import { RequestLog } from './logging/request-log.js';
 import type { LogDestination } from './logging/turn-destination.js';
 import { memoryLimiter, type Limiter } from './rate-limit/limiter.js';
 import type { Store } from './store/store.js';
@@ -51,31 +52,6 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  * Fastify's options and by the JSON parser that checks bodies are UTF-8.
  */
 const POISONED_KEYS = 'remove';
-
-/**
- * One log line per request, written when it completes: its id, method,
- * path, status, time and client address, instead of Fastify's pair of lines
- * built by its serializers. Logging was the largest share of a fast
- * request's cost (bench/README.md). Every other log line is Fastify's own.
- */
-export class RequestLog extends LogController {
-  override incomingRequest(): void {}
-
-  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
-    if (this.isLogDisabled(request)) return;
-    // Plain fields rather than Fastify's request and reply serializers, whose
-    // getters cost more than the rest of the line.
-    const fields = {
-      method: request.method,
-      url: request.url,
-      statusCode: reply.statusCode,
-      responseTime: Math.round(reply.elapsedTime * 100) / 100,
-      remoteAddress: request.socket?.remoteAddress,
-    };
-    if (error) reply.log.error(Object.assign(fields, { err: error }), 'request errored');
-    else reply.log.info(fields, 'request completed');
-  }
-}
 
 /**
  * A UUID is its 36 characters, in either case (RFC 4122 reads them without
