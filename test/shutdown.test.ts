@@ -47,6 +47,9 @@ describe('graceful shutdown', () => {
           authorization: `Bearer ${secret}`,
           'content-type': 'application/json',
           'content-length': Buffer.byteLength(body),
+          // The server answers "100 Continue" once it has read the headers:
+          // the request is then in flight, whatever the machine's load.
+          expect: '100-continue',
         },
       });
       const response = new Promise<{ status: number; text: string }>((resolve, reject) => {
@@ -57,8 +60,9 @@ describe('graceful shutdown', () => {
         });
         req.on('error', reject);
       });
+      req.flushHeaders();
+      await once(req, 'continue');
       req.write(body.slice(0, 10));
-      await new Promise((r) => setTimeout(r, 100));
       const exited = once(child, 'exit');
       child.kill('SIGTERM');
       await new Promise((r) => setTimeout(r, 300));
