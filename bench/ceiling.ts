@@ -12,12 +12,9 @@
  * references for what the framework and the log line leave of a ratio
  * (bench/ladder.ts --fastify).
  */
-import Fastify from 'fastify';
 import { createServer } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { RequestLog } from '../src/logging/request-log.js';
-import { turnDestination } from '../src/logging/turn-destination.js';
 
 export interface Captured {
   status: number;
@@ -42,6 +39,13 @@ interface Prepared {
 
 const prepare = (c: Captured): Prepared => ({ status: c.status, headers: c.headers, body: Buffer.from(c.body) });
 
+/** The book's answer to a request: the one captured for it, else the one for its method. */
+function responder(book: ResponseBook): (method: string, url: string, authorization: string | undefined) => Prepared | undefined {
+  const exact = new Map(Object.entries(book.exact).map(([k, v]) => [k, prepare(v)]));
+  const byMethod = new Map(Object.entries(book.byMethod).map(([k, v]) => [k, prepare(v)]));
+  return (method, url, authorization) => exact.get(bookKey(method, url, authorization ?? '')) ?? byMethod.get(method);
+}
+
 /** Keeps the thread busy for `ms` milliseconds. */
 function spin(ms: number) {
   const end = performance.now() + ms;
@@ -50,10 +54,9 @@ function spin(ms: number) {
 
 export function startCeiling(book: ResponseBook, port: number, busyMicros = 0) {
   const busyMs = busyMicros / 1000;
-  const exact = new Map(Object.entries(book.exact).map(([k, v]) => [k, prepare(v)]));
-  const byMethod = new Map(Object.entries(book.byMethod).map(([k, v]) => [k, prepare(v)]));
+  const answer = responder(book);
   const server = createServer((req, res) => {
-    const found = exact.get(bookKey(req.method!, req.url!, req.headers.authorization ?? '')) ?? byMethod.get(req.method!);
+    const found = answer(req.method!, req.url!, req.headers.authorization);
     const send = () => {
       if (busyMs > 0) spin(busyMs);
       if (!found) {
@@ -77,15 +80,18 @@ export function startCeiling(book: ResponseBook, port: number, busyMicros = 0) {
 
 /** The framework references: the responses of `book` from a bare Fastify app, with Folio's request log line if `logged`. */
 export async function startFastify(book: ResponseBook, port: number, logged: boolean) {
-  const exact = new Map(Object.entries(book.exact).map(([k, v]) => [k, prepare(v)]));
-  const byMethod = new Map(Object.entries(book.byMethod).map(([k, v]) => [k, prepare(v)]));
+  // Loaded only here, so that the plain ceiling stays a bare node:http process.
+  const { default: Fastify } = await import('fastify');
+  const { RequestLog } = await import('../src/logging/request-log.js');
+  const { turnDestination } = await import('../src/logging/turn-destination.js');
+  const answer = responder(book);
   const app = Fastify(logged ? { logger: { level: 'info', stream: turnDestination() }, logController: new RequestLog() } : { logger: false });
   app.get('/healthz', (_req, reply) => reply.send({ status: 'ok' }));
   app.route({
     method: ['GET', 'POST', 'PATCH'],
     url: '/*',
     handler: (req, reply) => {
-      const found = exact.get(bookKey(req.method, req.url, req.headers.authorization ?? '')) ?? byMethod.get(req.method);
+      const found = answer(req.method, req.url, req.headers.authorization);
       if (!found) return reply.code(404).send();
       return reply.code(found.status).headers(found.headers).send(found.body);
     },

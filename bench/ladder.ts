@@ -26,7 +26,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { LoadResult, LoadSpec } from './load.js';
 import { build, folioEnv, freePort, freshCopy, loadProcess, pinnedNode, startFlags, waitFor } from './processes.js';
-import { failures, medianBusy, percent } from './report.js';
+import { failures, medianBusyShares, percent } from './report.js';
 import { checkRoundOptions, median, ROUND_ARGS, savedDataSet } from './rounds.js';
 import { SCENARIOS } from './scenarios.js';
 
@@ -126,36 +126,29 @@ async function measure(scenario: string, subject: Subject): Promise<LoadResult> 
 }
 
 const subjects: Subject[] = [...busy, ...(args.fastify ? (['fastify', 'fastify+log'] as const) : []), ...(args.folio ? (['Folio'] as const) : [])];
-/** The medians of how busy a subject's server and load generator were over the rounds. */
-function busyOf(measured: LoadResult[]): string {
-  const busy = medianBusy(measured);
-  return busy ? `${percent(busy.server)} / ${percent(busy.load)}` : 'unknown';
-}
 const label = (x: Subject) => (typeof x === 'number' ? `${x} µs` : x);
 
 for (const scenario of scenarios) {
-  const rps = new Map<Subject, number[]>(subjects.map((x) => [x, []]));
-  const shares = new Map<Subject, number[]>(subjects.map((x) => [x, []]));
   const results = new Map<Subject, LoadResult[]>(subjects.map((x) => [x, []]));
+  const shares = new Map<Subject, number[]>(subjects.map((x) => [x, []]));
   for (let i = 0; i < rounds; i++) {
     const order = i % 2 === 0 ? subjects : [...subjects].reverse();
-    const got = new Map<Subject, number>();
     for (const x of order) {
       const r = await measure(scenario, x);
       const failed = failures(r);
       if (failed > 0) say(`  ${label(x)}: ${failed} requests failed (${JSON.stringify(r.statuses)}): figures not to be trusted`);
-      got.set(x, r.rps);
-      rps.get(x)!.push(r.rps);
       results.get(x)!.push(r);
     }
-    for (const x of subjects) shares.get(x)!.push(got.get(x)! / got.get(0)!);
-    say(`  ${scenario} round ${i + 1}: ${subjects.map((x) => `${label(x)} ${Math.round(got.get(x)!)}`).join(', ')} req/s`);
+    /** A subject's rate in this round. */
+    const got = (x: Subject) => results.get(x)!.at(-1)!.rps;
+    for (const x of subjects) shares.get(x)!.push(got(x) / got(0));
+    say(`  ${scenario} round ${i + 1}: ${subjects.map((x) => `${label(x)} ${Math.round(got(x))}`).join(', ')} req/s`);
   }
   process.stdout.write(`\n${scenario}: the ceiling with busy work per request (medians of ${rounds} rounds)\n`);
   process.stdout.write('    busy µs   req/s  share  µs/request  cores busy (server/load)\n');
   for (const x of subjects) {
-    const r = median(rps.get(x)!);
+    const r = median(results.get(x)!.map((m) => m.rps));
     const share = median(shares.get(x)!);
-    process.stdout.write(`${String(x).padStart(11)} ${String(Math.round(r)).padStart(7)} ${`${Math.round(share * 100)} %`.padStart(6)} ${(1e6 / r).toFixed(1).padStart(11)}  ${busyOf(results.get(x)!)}\n`);
+    process.stdout.write(`${String(x).padStart(11)} ${String(Math.round(r)).padStart(7)} ${percent(share).padStart(6)} ${(1e6 / r).toFixed(1).padStart(11)}  ${medianBusyShares(results.get(x)!)}\n`);
   }
 }

@@ -52,6 +52,12 @@ export function medianBusy(rounds: LoadResult[]): { server: number; load: number
   return { server: median(known.map((b) => b.server)), load: median(known.map((b) => b.load)) };
 }
 
+/** The rounds' median busy shares as `server % / load %`, or `unknown`. */
+export function medianBusyShares(rounds: LoadResult[]): string {
+  const busy = medianBusy(rounds);
+  return busy === null ? 'unknown' : `${percent(busy.server)} / ${percent(busy.load)}`;
+}
+
 /**
  * A server held back by its load generator rather than its own core: its
  * process used under 90 % of its core while the load generator used over
@@ -183,11 +189,7 @@ function coresSection(scenarios: ScenarioReport[]): string {
   if (measured.length === 0) return '';
   const lines = measured.map((s) => {
     const warn = loadBound(s.rounds!.ceiling) ? ' (the ceiling was held back by the load generator: the ratio reads high)' : '';
-    const medians = (rounds: LoadResult[]) => {
-      const busy = medianBusy(rounds);
-      return busy === null ? 'unknown' : `${percent(busy.server)} / ${percent(busy.load)}`;
-    };
-    return `- ${s.id}: Folio ${medians(s.rounds!.folio)}, ceiling ${medians(s.rounds!.ceiling)}${warn}`;
+    return `- ${s.id}: Folio ${medianBusyShares(s.rounds!.folio)}, ceiling ${medianBusyShares(s.rounds!.ceiling)}${warn}`;
   });
   return `Cores busy during the measured runs, server / load generator (medians of the rounds; 100 % is one core):
 ${lines.join('\n')}
