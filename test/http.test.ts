@@ -253,6 +253,77 @@ describe('failures and logs', () => {
       await t.close();
     }
   });
+
+  it("times a request from its start to its response, and logs Fastify's and Folio's lines about it under its id", async () => {
+    const logs = logCollector();
+    const t = await setup({ deps: { logStream: logs.stream }, env: { LOG_LEVEL: 'info' } });
+    try {
+      const key = (await t.make.key((await t.make.user()).id)).secret;
+      const slow: Store = {
+        ...t.store,
+        renderDocumentPage: async (...args) => {
+          await new Promise((resolve) => setTimeout(resolve, 60));
+          return t.store.renderDocumentPage(...args);
+        },
+        renderDocument: async () => {
+          throw new Error('disk I/O error');
+        },
+      };
+      const { buildApp } = await import('../src/app.js');
+      const app = await buildApp({ config: t.config, store: slow, logStream: logs.stream });
+      const page = await call(app, 'GET', '/v1/documents', { key, headers: { 'x-request-id': 'timed-1' } });
+      const crash = await call(app, 'GET', `/v1/documents/${'0'.repeat(8)}-0000-4000-8000-${'0'.repeat(12)}`, { key, headers: { 'x-request-id': 'crash-1' } });
+      assert.deepEqual([page.status, crash.status], [200, 500]);
+      const lines = logs
+        .text()
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
+      const timed = lines.find((l) => l.reqId === 'timed-1' && l.msg === 'request completed');
+      assert.ok(timed.responseTime >= 55 && timed.responseTime < 5_000, `responseTime ${timed.responseTime} ms covers the 60 ms the store took`);
+      // The crash's own line comes from the request's logger, bound to its id, before the request's line.
+      assert.deepEqual(
+        lines.filter((l) => l.reqId === 'crash-1').map((l) => [l.level, l.msg, l.err?.message, l.statusCode]),
+        [
+          [50, 'request failed', 'disk I/O error', undefined],
+          [30, 'request completed', undefined, 500],
+        ],
+      );
+      await app.close();
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('writes no line for answered requests below the info level, but still their failures', async () => {
+    const logs = logCollector();
+    const t = await setup({ deps: { logStream: logs.stream }, env: { LOG_LEVEL: 'warn' } });
+    try {
+      const key = (await t.make.key((await t.make.user()).id)).secret;
+      const broken: Store = {
+        ...t.store,
+        renderDocumentPage: async () => {
+          throw new Error('disk I/O error');
+        },
+      };
+      const { buildApp } = await import('../src/app.js');
+      const app = await buildApp({ config: t.config, store: broken, logStream: logs.stream });
+      assert.equal((await call(app, 'GET', '/v1/me', { key })).status, 200);
+      assert.equal((await call(app, 'GET', '/v1/documents', { key, headers: { 'x-request-id': 'warn-1' } })).status, 500);
+      const lines = logs
+        .text()
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
+      assert.deepEqual(
+        lines.map((l) => [l.reqId, l.level, l.msg]),
+        [['warn-1', 50, 'request failed']],
+      );
+      await app.close();
+    } finally {
+      await t.close();
+    }
+  });
 });
 
 /** Sends `request` as raw bytes on a new connection and reads the answer until the server closes it. */
