@@ -11,6 +11,15 @@
  *
  *   npx tsx bench/compare.ts [--base REF] [--only me,get] [--rounds 8] [--duration 5] [--warmup 1] [--docs 100000] [-- NAME=value …]
  *
+ * With `--together`, each round loads both versions at the same time
+ * instead, each by a load generator of its own (both on the load core, each
+ * with the given connections): the two servers then share the server core
+ * as the kernel shares it between two busy processes, evenly, so that the
+ * ratio of their rates is the inverse ratio of their costs per request,
+ * measured over the same seconds, whatever the machine's speed did in them.
+ * Read it only when both servers' cores were busy (the printed busy shares
+ * add up to about 100 %) and the load core was not.
+ *
  * Arguments after `--` are environment variables for the working tree's
  * server only (for example `-- LOG_LEVEL=warn`, with `--base HEAD`, to
  * measure what logging costs). Both versions must have the data set's
@@ -36,6 +45,7 @@ const { values: args, positionals } = parseArgs({
     ...ROUND_ARGS,
     base: { type: 'string', default: 'HEAD' },
     rounds: { type: 'string', default: '8' },
+    together: { type: 'boolean', default: false },
   },
 });
 
@@ -44,6 +54,7 @@ if (args.help) {
   --base REF        the git revision to compare the working tree with (default HEAD)
   --only a,b        scenarios (default me; any of ${SCENARIOS.map((s) => s.id).join(', ')})
   --rounds N        rounds per scenario, each measuring both versions (default 8)
+  --together        load both versions at once, sharing the server core, instead of in turns
   --duration S      measured seconds per version and round (default 5)
   --warmup S        warm-up seconds before each measurement (default 1)
   --docs N          the data set of an earlier npm run bench to use (default 100000)
@@ -103,7 +114,7 @@ async function start(name: 'base' | 'tree', env: Record<string, string>): Promis
 }
 
 /** One measurement by the working tree's load generator, as `npm run bench` runs it. */
-async function load(server: Server, scenario: string): Promise<LoadResult> {
+async function load(server: Server, scenario: string, specName = 'load'): Promise<LoadResult> {
   const spec: LoadSpec = {
     url: server.url,
     scenario,
@@ -114,7 +125,7 @@ async function load(server: Server, scenario: string): Promise<LoadResult> {
     dbFile: db,
     serverPid: server.child.pid,
   };
-  return loadProcess(join(builds.tree, 'bench', 'load.js'), args['load-core']!, spec, join(WORK, 'load.json'));
+  return loadProcess(join(builds.tree, 'bench', 'load.js'), args['load-core']!, spec, join(WORK, `${specName}.json`));
 }
 
 const fmt = (r: LoadResult) => `${Math.round(r.rps).toString().padStart(6)} req/s p99 ${r.p99.toFixed(1).padStart(6)} ms busy ${busyShares(r.busy)}`;
@@ -132,17 +143,19 @@ try {
     for (let i = 0; i < rounds; i++) {
       const order = i % 2 === 0 ? (['base', 'tree'] as const) : (['tree', 'base'] as const);
       const got: Partial<Record<'base' | 'tree', LoadResult>> = {};
-      for (const name of order) {
-        const r = await load(name === 'base' ? base : tree, scenario);
+      const measure = async (name: 'base' | 'tree') => {
+        const r = await load(name === 'base' ? base : tree, scenario, `load-${name}`);
         const failed = failures(r);
         if (failed > 0) say(`  ${name}: ${failed} requests failed (${JSON.stringify(r.statuses)}): figures not to be trusted`);
         got[name] = r;
-        rps[name].push(r.rps);
-      }
+      };
+      if (args.together) await Promise.all(order.map(measure));
+      else for (const name of order) await measure(name);
+      for (const name of order) rps[name].push(got[name]!.rps);
       say(`  round ${i + 1}: base ${fmt(got.base!)}   tree ${fmt(got.tree!)}   tree/base ${(got.tree!.rps / got.base!.rps).toFixed(3)}`);
     }
     const ratios = rps.tree.map((t, i) => t / rps.base[i]!);
-    const line = `${scenario.padEnd(11)} median base ${Math.round(median(rps.base))} req/s, tree ${Math.round(median(rps.tree))} req/s: tree/base ${(median(rps.tree) / median(rps.base)).toFixed(3)} (rounds ${Math.min(...ratios).toFixed(3)}–${Math.max(...ratios).toFixed(3)}, tree ahead in ${ratios.filter((r) => r > 1).length} of ${rounds})`;
+    const line = `${scenario.padEnd(11)} median base ${Math.round(median(rps.base))} req/s, tree ${Math.round(median(rps.tree))} req/s: tree/base ${(median(rps.tree) / median(rps.base)).toFixed(3)}, the rounds' own median ${median(ratios).toFixed(3)} (rounds ${Math.min(...ratios).toFixed(3)}–${Math.max(...ratios).toFixed(3)}, tree ahead in ${ratios.filter((r) => r > 1).length} of ${rounds})`;
     process.stdout.write(`${line}\n`);
   }
 } finally {
