@@ -78,28 +78,14 @@ export function startCeiling(book: ResponseBook, port: number, busyMicros = 0) {
   return server;
 }
 
-/** The framework references: the responses of `book` from a bare Fastify app, logging as Folio does (src/logging/request-log.ts) if `logged`. */
+/** The framework references: the responses of `book` from a bare Fastify app, with Folio's request log line if `logged`. */
 export async function startFastify(book: ResponseBook, port: number, logged: boolean) {
   // Loaded only here, so that the plain ceiling stays a bare node:http process.
   const { default: Fastify } = await import('fastify');
-  const { folioLogger, installLogging, loggingOptions, requestLine } = await import('../src/logging/request-log.js');
+  const { RequestLog } = await import('../src/logging/request-log.js');
   const { turnDestination } = await import('../src/logging/turn-destination.js');
   const answer = responder(book);
-  const logger = folioLogger('info', turnDestination());
-  const app = Fastify(logged ? loggingOptions(logger) : { logger: false });
-  if (logged) {
-    // As Folio's app logs (src/app.ts): the start time, the line when the response is sent.
-    installLogging(app, logger);
-    const line = requestLine(logger)!;
-    app.addHook('onRequest', (request, _reply, done) => {
-      request.startedAt = performance.now();
-      done();
-    });
-    app.addHook('onSend', (request, reply, payload, done) => {
-      line(request, reply);
-      done(null, payload);
-    });
-  }
+  const app = Fastify(logged ? { logger: { level: 'info', stream: turnDestination() }, logController: new RequestLog() } : { logger: false });
   app.get('/healthz', (_req, reply) => reply.send({ status: 'ok' }));
   app.route({
     method: ['GET', 'POST', 'PATCH'],

@@ -1,7 +1,6 @@
 import { isUtf8 } from 'node:buffer';
-import { performance } from 'node:perf_hooks';
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
@@ -13,9 +12,9 @@ import { limitBodiesInFlight, type ByteBudget } from './http/body-budget.js';
 import { answerClientError, answerFrameworkError, installErrorHandling, routeGuards } from './http/errors.js';
 import { registerOpenApi } from './http/openapi.js';
 import { hookList } from './http/route-hooks.js';
-import { holdReadResponses } from './http/write-coalescing.js';
+import { coalesceWrites } from './http/write-coalescing.js';
 import { illFormedText, type FieldSchema } from './http/well-formed-text.js';
-import { folioLogger, installLogging, loggingOptions, requestLine } from './logging/request-log.js';
+import { RequestLog } from './logging/request-log.js';
 import type { LogDestination } from './logging/turn-destination.js';
 import { memoryLimiter, type Limiter } from './rate-limit/limiter.js';
 import type { Store } from './store/store.js';
@@ -125,12 +124,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const limiter =
     deps.limiter ?? memoryLimiter({ readPerMin: config.readLimitPerMin, writePerMin: config.writeLimitPerMin });
 
-  const logger = folioLogger(config.logLevel, deps.logStream);
+  const logger: FastifyServerOptions['logger'] = {
+    level: config.logLevel,
+    redact: { paths: ['req.headers.authorization', 'headers.authorization', 'authorization'], censor: '[redacted]' },
+    ...(deps.logStream ? { stream: deps.logStream } : {}),
+  };
 
   // The guard of each API route, for the requests the router cannot route.
   const guards = routeGuards();
   const app = Fastify({
-    ...loggingOptions(logger),
+    logger,
+    logController: new RequestLog(),
     bodyLimit: config.maxBodyBytes,
     onProtoPoisoning: POISONED_KEYS,
     onConstructorPoisoning: POISONED_KEYS,
@@ -152,7 +156,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     clientErrorHandler: answerClientError,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  installLogging(app, logger);
   app.setValidatorCompiler(validatorCompiler());
   app.removeContentTypeParser(['text/plain']);
   // A JSON body is UTF-8 (RFC 8259): one that is not is refused, rather than
@@ -166,25 +169,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   installErrorHandling(app, config.maxBodyBytes);
   app.decorate('bodyBudget', limitBodiesInFlight(app, { capacity: config.bodyBytesInFlight }));
 
-  // One hook of each kind for every request (each hook Fastify runs costs a
-  // fast request measurably): the request's id and start time, then its log
-  // line and the holding of read responses (src/http/write-coalescing.ts).
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
-    request.startedAt = performance.now();
     done();
   });
-  const logLine = requestLine(logger);
-  const holdRead = holdReadResponses();
-  app.addHook(
-    'onSend',
-    logLine === null
-      ? holdRead
-      : (request, reply, payload, done) => {
-          logLine(request, reply);
-          holdRead(request, reply, payload, done);
-        },
-  );
+  coalesceWrites(app);
 
   app.get('/healthz', async () => {
     await store.ping();

@@ -1,7 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-
-/** An onSend hook's arguments, as Fastify gives them. */
-export type OnSend = (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: Error | null, payload?: unknown) => void) => void;
+import type { FastifyInstance, FastifyReply } from 'fastify';
 
 /** The most finished responses held back at once; the one that reaches it writes them all. */
 export const MOST_HELD = 16;
@@ -28,12 +25,7 @@ export const MOST_HELD = 16;
  * and that happens at the end of a turn, where holding them would keep them
  * until the end of the next one. Streamed responses are not held either.
  */
-export function coalesceWrites(app: FastifyInstance, most = MOST_HELD): void {
-  app.addHook('onSend', holdReadResponses(most));
-}
-
-/** The onSend hook of coalesceWrites, for an app that calls it from an onSend hook of its own. */
-export function holdReadResponses(most = MOST_HELD): OnSend {
+export function coalesceWrites(app: FastifyInstance, most = MOST_HELD) {
   let held: Array<{ reply: FastifyReply; write: () => void }> = [];
   let scheduled = false;
 
@@ -57,7 +49,7 @@ export function holdReadResponses(most = MOST_HELD): OnSend {
     writeHeld();
   };
 
-  return (request, reply, payload, done) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     // A stream's errors are Fastify's to handle as soon as it has the stream.
     const streamed = typeof (payload as { pipe?: unknown } | null)?.pipe === 'function';
     if ((request.method !== 'GET' && request.method !== 'HEAD') || streamed) {
@@ -74,5 +66,5 @@ export function holdReadResponses(most = MOST_HELD): OnSend {
       scheduled = true;
       setImmediate(atTurnEnd);
     }
-  };
+  });
 }
