@@ -265,7 +265,8 @@ describe('failures and logs', () => {
           await new Promise((resolve) => setTimeout(resolve, 60));
           return t.store.renderDocumentPage(...args);
         },
-        renderDocument: async () => {
+        // A store that answers at once fails at once: the handler throws rather than rejects.
+        renderDocument: () => {
           throw new Error('disk I/O error');
         },
       };

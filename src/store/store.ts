@@ -3,6 +3,7 @@
  * Each query that returns user content takes a `Viewer` and filters in SQL:
  * no implementation loads a row and checks access afterwards.
  */
+import type { MaybePromise } from '../maybe-promise.js';
 
 /** Who is asking and in which workspace: the personal one (orgId null) or a team's. */
 export interface Viewer {
@@ -163,16 +164,18 @@ export interface Store {
   isChatVisible(viewer: Viewer, chatId: string): Promise<boolean>;
 
   // --- API: content, always scoped to the viewer ----------------------
-  listDocuments(viewer: Viewer, query: ListDocumentsQuery): Promise<DocumentSummaryRow[]>;
+  // The reads of a document, a page and a search may answer at once
+  // (src/services/maybe-promise.ts); callers that await them need not care.
+  listDocuments(viewer: Viewer, query: ListDocumentsQuery): MaybePromise<DocumentSummaryRow[]>;
   /**
    * The same page as `listDocuments` without terms, as the JSON body of
    * `GET /v1/documents` (`{documents, count}`), each document's `url` being
    * `urls` followed by its id. The store writes the JSON: see
    * sqlite/documents.ts.
    */
-  renderDocumentPage(viewer: Viewer, query: DocumentPageQuery, urls: string): Promise<Buffer>;
+  renderDocumentPage(viewer: Viewer, query: DocumentPageQuery, urls: string): MaybePromise<Buffer>;
   /** A document as the JSON body of `GET /v1/documents/{id}` (UTF-8), or null when the viewer does not see it. */
-  renderDocument(viewer: Viewer, id: string, urls: string): Promise<Buffer | null>;
+  renderDocument(viewer: Viewer, id: string, urls: string): MaybePromise<Buffer | null>;
   /** Null when the project is not visible to the viewer in its scope. */
   createDocument(viewer: Viewer, doc: NewDocument, now: string): Promise<DocumentMutationRow | null>;
   /** Compares `expectedUpdatedAt` and writes in one atomic step. */

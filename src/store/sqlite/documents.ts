@@ -247,19 +247,19 @@ export function documentQueries(db: Db, cache: AccessCache, header: WalIndexHead
   );
 
   return {
-    async listDocuments(viewer: Viewer, query: ListDocumentsQuery): Promise<DocumentSummaryRow[]> {
+    listDocuments(viewer: Viewer, query: ListDocumentsQuery): DocumentSummaryRow[] {
       const terms = query.terms ?? [];
       if (terms.length > 0) return snapshot.within(() => search(viewer, terms, query.projectId, query.limit)).map(tupleSummary);
       const p = page(viewer, query, null);
       return p === null ? [] : (p.stmt.all(p.bound) as SummaryTuple[]).map(tupleSummary);
     },
 
-    async renderDocumentPage(viewer: Viewer, query: DocumentPageQuery, urls: string): Promise<Buffer> {
+    renderDocumentPage(viewer: Viewer, query: DocumentPageQuery, urls: string): Buffer {
       const p = page(viewer, query, urls);
       return p === null ? Buffer.from(EMPTY_PAGE) : asUtf8(p.stmt.get(p.bound) as Buffer);
     },
 
-    async renderDocument(viewer: Viewer, id: string, urls: string): Promise<Buffer | null> {
+    renderDocument(viewer: Viewer, id: string, urls: string): Buffer | null {
       const body = (renderStmt[kindOf(viewer)].get(params(viewer, { id, urls })) as Buffer | undefined) ?? null;
       return body === null ? null : asUtf8(body);
     },
