@@ -186,24 +186,17 @@ describe('HTTP basics', () => {
 
 describe('failures and logs', () => {
   it('answers a crash with 500 internal_error, showing no stack or SQL, and logs it', async () => {
-    const logs = logCollector();
-    const t = await setup({ deps: { logStream: logs.stream }, env: { LOG_LEVEL: 'info' } });
+    const t = await appOverStore('info', () => ({
+      renderDocumentPage: async () => {
+        throw new Error('SQLITE_ERROR: no such column: d.secret_column in SELECT * FROM documents');
+      },
+    }));
     try {
-      const key = (await t.make.key((await t.make.user()).id)).secret;
-      const broken: Store = {
-        ...t.store,
-        renderDocumentPage: async () => {
-          throw new Error('SQLITE_ERROR: no such column: d.secret_column in SELECT * FROM documents');
-        },
-      };
-      const { buildApp } = await import('../src/app.js');
-      const app = await buildApp({ config: t.config, store: broken, logStream: logs.stream });
-      const res = await call(app, 'GET', '/v1/documents', { key });
+      const res = await call(t.app, 'GET', '/v1/documents', { key: t.key });
       assert.equal(res.status, 500);
       assert.equal(res.body.error.code, 'internal_error');
       assert.doesNotMatch(res.raw, /SQLITE|SELECT|secret_column|at .*\.ts/);
-      assert.match(logs.text(), /secret_column/, 'the cause is in the log');
-      await app.close();
+      assert.match(t.logs.text(), /secret_column/, 'the cause is in the log');
     } finally {
       await t.close();
     }
@@ -255,31 +248,24 @@ describe('failures and logs', () => {
   });
 
   it("times a request from its start to its response, and logs Fastify's and Folio's lines about it under its id", async () => {
-    const logs = logCollector();
-    const t = await setup({ deps: { logStream: logs.stream }, env: { LOG_LEVEL: 'info' } });
+    const t = await appOverStore('info', (store) => ({
+      renderDocumentPage: async (...args) => {
+        await new Promise((resolve) => setTimeout(resolve, 60));
+        return store.renderDocumentPage(...args);
+      },
+      // A store that answers at once fails at once: the handler throws rather than rejects.
+      renderDocument: () => {
+        throw new Error('disk I/O error');
+      },
+    }));
     try {
-      const key = (await t.make.key((await t.make.user()).id)).secret;
-      const slow: Store = {
-        ...t.store,
-        renderDocumentPage: async (...args) => {
-          await new Promise((resolve) => setTimeout(resolve, 60));
-          return t.store.renderDocumentPage(...args);
-        },
-        // A store that answers at once fails at once: the handler throws rather than rejects.
-        renderDocument: () => {
-          throw new Error('disk I/O error');
-        },
-      };
-      const { buildApp } = await import('../src/app.js');
-      const app = await buildApp({ config: t.config, store: slow, logStream: logs.stream });
-      const page = await call(app, 'GET', '/v1/documents', { key, headers: { 'x-request-id': 'timed-1' } });
-      const crash = await call(app, 'GET', `/v1/documents/${'0'.repeat(8)}-0000-4000-8000-${'0'.repeat(12)}`, { key, headers: { 'x-request-id': 'crash-1' } });
+      const page = await call(t.app, 'GET', '/v1/documents', { key: t.key, headers: { 'x-request-id': 'timed-1' } });
+      const crash = await call(t.app, 'GET', `/v1/documents/${'0'.repeat(8)}-0000-4000-8000-${'0'.repeat(12)}`, {
+        key: t.key,
+        headers: { 'x-request-id': 'crash-1' },
+      });
       assert.deepEqual([page.status, crash.status], [200, 500]);
-      const lines = logs
-        .text()
-        .trim()
-        .split('\n')
-        .map((l) => JSON.parse(l));
+      const lines = t.lines();
       const timed = lines.find((l) => l.reqId === 'timed-1' && l.msg === 'request completed');
       assert.ok(timed.responseTime >= 55 && timed.responseTime < 5_000, `responseTime ${timed.responseTime} ms covers the 60 ms the store took`);
       // The crash's own line comes from the request's logger, bound to its id, before the request's line.
@@ -290,42 +276,56 @@ describe('failures and logs', () => {
           [30, 'request completed', undefined, 500],
         ],
       );
-      await app.close();
     } finally {
       await t.close();
     }
   });
 
   it('writes no line for answered requests below the info level, but still their failures', async () => {
-    const logs = logCollector();
-    const t = await setup({ deps: { logStream: logs.stream }, env: { LOG_LEVEL: 'warn' } });
+    const t = await appOverStore('warn', () => ({
+      renderDocumentPage: async () => {
+        throw new Error('disk I/O error');
+      },
+    }));
     try {
-      const key = (await t.make.key((await t.make.user()).id)).secret;
-      const broken: Store = {
-        ...t.store,
-        renderDocumentPage: async () => {
-          throw new Error('disk I/O error');
-        },
-      };
-      const { buildApp } = await import('../src/app.js');
-      const app = await buildApp({ config: t.config, store: broken, logStream: logs.stream });
-      assert.equal((await call(app, 'GET', '/v1/me', { key })).status, 200);
-      assert.equal((await call(app, 'GET', '/v1/documents', { key, headers: { 'x-request-id': 'warn-1' } })).status, 500);
-      const lines = logs
-        .text()
-        .trim()
-        .split('\n')
-        .map((l) => JSON.parse(l));
+      assert.equal((await call(t.app, 'GET', '/v1/me', { key: t.key })).status, 200);
+      assert.equal((await call(t.app, 'GET', '/v1/documents', { key: t.key, headers: { 'x-request-id': 'warn-1' } })).status, 500);
       assert.deepEqual(
-        lines.map((l) => [l.reqId, l.level, l.msg]),
+        t.lines().map((l) => [l.reqId, l.level, l.msg]),
         [['warn-1', 50, 'request failed']],
       );
-      await app.close();
     } finally {
       await t.close();
     }
   });
 });
+
+/**
+ * An app over the test store with some of its methods replaced, logging at
+ * `level`, and a key of a user: `lines()` are the log's lines, parsed.
+ */
+async function appOverStore(level: string, replace: (store: Store) => Partial<Store>) {
+  const logs = logCollector();
+  const t = await setup({ deps: { logStream: logs.stream }, env: { LOG_LEVEL: level } });
+  const key = (await t.make.key((await t.make.user()).id)).secret;
+  const { buildApp } = await import('../src/app.js');
+  const app = await buildApp({ config: t.config, store: { ...t.store, ...replace(t.store) }, logStream: logs.stream });
+  return {
+    app,
+    key,
+    logs,
+    lines: () =>
+      logs
+        .text()
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l)),
+    close: async () => {
+      await app.close();
+      await t.close();
+    },
+  };
+}
 
 /** Sends `request` as raw bytes on a new connection and reads the answer until the server closes it. */
 function rawExchange(port: number, request: string): Promise<{ status: number; headers: Record<string, string>; body: string; text: string }> {
