@@ -190,13 +190,22 @@ describe('failures and logs', () => {
       renderDocumentPage: async () => {
         throw new Error('SQLITE_ERROR: no such column: d.secret_column in SELECT * FROM documents');
       },
+      // A store that answers at once fails at once, from inside the service.
+      listProjects: () => {
+        throw new Error('SQLITE_ERROR: no such column: p.hidden_column in SELECT * FROM projects');
+      },
     }));
     try {
-      const res = await call(t.app, 'GET', '/v1/documents', { key: t.key });
-      assert.equal(res.status, 500);
-      assert.equal(res.body.error.code, 'internal_error');
-      assert.doesNotMatch(res.raw, /SQLITE|SELECT|secret_column|at .*\.ts/);
-      assert.match(t.logs.text(), /secret_column/, 'the cause is in the log');
+      for (const [url, cause] of [
+        ['/v1/documents', 'secret_column'],
+        ['/v1/projects', 'hidden_column'],
+      ] as const) {
+        const res = await call(t.app, 'GET', url, { key: t.key });
+        assert.equal(res.status, 500, url);
+        assert.equal(res.body.error.code, 'internal_error', url);
+        assert.doesNotMatch(res.raw, /SQLITE|SELECT|_column|at .*\.ts/, url);
+        assert.match(t.logs.text(), new RegExp(cause), `${url}: the cause is in the log`);
+      }
     } finally {
       await t.close();
     }

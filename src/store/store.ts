@@ -185,9 +185,9 @@ export interface Store {
     change: DocumentReplacement,
     nextUpdatedAt: (previous: string | null) => string,
   ): Promise<UpdateOutcome>;
-  listProjects(viewer: Viewer, limit: number): Promise<ProjectRow[]>;
-  listTemplates(viewer: Viewer, includeSystem: boolean, limit: number): Promise<TemplateRow[]>;
-  listChats(viewer: Viewer, query: ListChatsQuery): Promise<ChatRow[]>;
+  listProjects(viewer: Viewer, limit: number): MaybePromise<ProjectRow[]>;
+  listTemplates(viewer: Viewer, includeSystem: boolean, limit: number): MaybePromise<TemplateRow[]>;
+  listChats(viewer: Viewer, query: ListChatsQuery): MaybePromise<ChatRow[]>;
 
   // --- Administration (the `folio` command line) -----------------------
   createUser(input: { email: string; name: string | null; plan: string | null; now: string }): Promise<UserRecord>;

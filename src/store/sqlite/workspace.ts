@@ -139,7 +139,7 @@ export function workspaceQueries(db: Db, cache: AccessCache, snapshot: ReadSnaps
       return chatVisibleStmt[kindOf(viewer)].get(params(viewer, { id: chatId })) !== undefined;
     },
 
-    async listProjects(viewer: Viewer, limit: number): Promise<ProjectRow[]> {
+    listProjects(viewer: Viewer, limit: number): ProjectRow[] {
       const rows = projectsStmt[kindOf(viewer)].all(params(viewer, { limit })) as {
         id: string;
         name: string;
@@ -156,7 +156,7 @@ export function workspaceQueries(db: Db, cache: AccessCache, snapshot: ReadSnaps
       }));
     },
 
-    async listTemplates(viewer: Viewer, includeSystem: boolean, limit: number): Promise<TemplateRow[]> {
+    listTemplates(viewer: Viewer, includeSystem: boolean, limit: number): TemplateRow[] {
       const rows = templatesStmt.all(params(viewer, { sys: includeSystem ? 1 : 0, limit })) as {
         id: number;
         title: string;
@@ -173,7 +173,7 @@ export function workspaceQueries(db: Db, cache: AccessCache, snapshot: ReadSnaps
       }));
     },
 
-    async listChats(viewer: Viewer, query: ListChatsQuery): Promise<ChatRow[]> {
+    listChats(viewer: Viewer, query: ListChatsQuery): ChatRow[] {
       const scope = scopeOf(viewer);
       if (scope === null) return [];
       const stmt = chatStatement(kindOf(viewer), query.titleContains !== undefined, query.projectId !== undefined, scope.shared);
