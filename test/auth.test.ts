@@ -97,7 +97,12 @@ describe('API keys', () => {
     const guard = apiGuard({ config: t.config, store: t.store, clock: t.clock, limiter: memoryLimiter({ readPerMin: 10, writePerMin: 10 }) })(READ_SCOPE);
     const headers: Record<string, string> = {};
     const request = { headers: { authorization: `Bearer ${secret}` } } as unknown as FastifyRequest;
-    const reply = { headers: (h: Record<string, string>) => Object.assign(headers, h) } as unknown as FastifyReply;
+    const reply = {
+      header(name: string, value: string) {
+        headers[name] = value;
+        return reply;
+      },
+    } as unknown as FastifyReply;
     const pass = () => {
       const outcome: { done: boolean; err?: Error } = { done: false };
       guard(request, reply, (err) => Object.assign(outcome, { done: true, err }));

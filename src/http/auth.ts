@@ -49,6 +49,33 @@ export function apiGuard(deps: ServiceDeps & { limiter: Limiter }) {
    */
   const lastTouched = new Map<string, number>();
 
+  /**
+   * The caller a principal makes, or null without a plan that grants API
+   * access: made once for each principal the store hands out (a principal is
+   * read again, as a new object, whenever the access cache is dropped), so
+   * that a request of a known key makes no objects of its own here. Services
+   * only read it (it is frozen).
+   */
+  const callers = new WeakMap<Principal, Caller | null>();
+  function callerOf(principal: Principal): Caller | null {
+    let caller = callers.get(principal);
+    if (caller !== undefined) return caller;
+    const plan = effectivePlan(principal.user.plan, principal.orgPlans, config.apiPlans);
+    caller =
+      plan === null
+        ? null
+        : Object.freeze({
+            keyId: principal.keyId,
+            keyName: principal.keyName,
+            scopes: scopesFor(principal.canWrite),
+            user: { id: principal.user.id, name: principal.user.name, email: principal.user.email },
+            organizations: principal.organizations,
+            plan,
+          });
+    callers.set(principal, caller);
+    return caller;
+  }
+
   /** Whether the key's last-used time was written less than a minute before `now`. */
   function touchedLately(principal: Principal, now: number): boolean {
     const lastUsed = lastTouched.get(principal.keyId) ?? (principal.lastUsedAt === null ? null : Date.parse(principal.lastUsedAt));
@@ -66,17 +93,10 @@ export function apiGuard(deps: ServiceDeps & { limiter: Limiter }) {
     if (needed === WRITE_SCOPE && !principal.canWrite) {
       return done(new Unauthorized('Invalid API key for this endpoint: the key is read-only and lacks the connector:write scope.'));
     }
-    const plan = effectivePlan(principal.user.plan, principal.orgPlans, config.apiPlans);
-    if (plan === null) return done(new PlanRequired());
+    const caller = callerOf(principal);
+    if (caller === null) return done(new PlanRequired());
 
-    request.auth = {
-      keyId: principal.keyId,
-      keyName: principal.keyName,
-      scopes: scopesFor(principal.canWrite),
-      user: { id: principal.user.id, name: principal.user.name, email: principal.user.email },
-      organizations: principal.organizations,
-      plan,
-    };
+    request.auth = caller;
     const cls = needed === WRITE_SCOPE ? 'write' : 'read';
     const now = clock();
     if (touchedLately(principal, now)) return limit(principal.keyId, cls, reply, done);
@@ -94,13 +114,18 @@ export function apiGuard(deps: ServiceDeps & { limiter: Limiter }) {
 
   /** The request goes on (with the limit's headers) or is refused with 429. */
   function answer(decision: RateDecision, reply: FastifyReply, done: Done): void {
-    const headers = {
-      'ratelimit-limit': String(decision.limit),
-      'ratelimit-remaining': String(decision.remaining),
-      'ratelimit-reset': String(decision.resetSeconds),
-    };
-    if (!decision.allowed) return done(new RateLimited(decision.resetSeconds, headers));
-    reply.headers(headers);
+    if (!decision.allowed) {
+      const headers = {
+        'ratelimit-limit': String(decision.limit),
+        'ratelimit-remaining': String(decision.remaining),
+        'ratelimit-reset': String(decision.resetSeconds),
+      };
+      return done(new RateLimited(decision.resetSeconds, headers));
+    }
+    reply
+      .header('ratelimit-limit', String(decision.limit))
+      .header('ratelimit-remaining', String(decision.remaining))
+      .header('ratelimit-reset', String(decision.resetSeconds));
     done();
   }
 
