@@ -71,6 +71,7 @@ export function apiGuard(deps: ServiceDeps & { limiter: Limiter }) {
             user: { id: principal.user.id, name: principal.user.name, email: principal.user.email },
             organizations: principal.organizations,
             plan,
+            personal: Object.freeze({ userId: principal.user.id, orgId: null }),
           });
     callers.set(principal, caller);
     return caller;

@@ -21,6 +21,8 @@ export interface Caller {
   organizations: OrganizationRow[];
   /** The lookup key that grants API access (DESIGN §2). */
   plan: string;
+  /** The caller's personal workspace as a viewer, made once with the caller. */
+  personal: Viewer;
 }
 
 /**
@@ -30,7 +32,7 @@ export interface Caller {
  * Read from the caller alone, without a promise to wait for.
  */
 export function resolveViewer(caller: Caller, organizationId: string | undefined, inaccessible: 'invalid' | 'not_found'): Viewer {
-  if (organizationId === undefined) return { userId: caller.user.id, orgId: null };
+  if (organizationId === undefined) return caller.personal;
   // Membership as read with the key for this request; every query the viewer
   // runs checks it again in SQL.
   if (caller.organizations.some((o) => o.id === organizationId)) return { userId: caller.user.id, orgId: organizationId };

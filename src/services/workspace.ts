@@ -3,6 +3,16 @@ import { mapMaybe } from '../maybe-promise.js';
 import type { ChatRow, Viewer } from '../store/store.js';
 import { chatUrl, requireVisibleProject, resolveViewer, type Caller, type ServiceDeps } from './context.js';
 
+/** What `GET /v1/me` answers. */
+interface MeBody {
+  id: string;
+  name: string | null;
+  email: string;
+  plan: string;
+  key: { name: string | null; scopes: Caller['scopes'] };
+  organizations: { id: string; name: string }[];
+}
+
 /**
  * The caller, and the lists of projects, templates, organizations and
  * chats: answered at once when the store answers at once (as the document
@@ -10,6 +20,8 @@ import { chatUrl, requireVisibleProject, resolveViewer, type Caller, type Servic
  */
 export function workspaceService(deps: ServiceDeps) {
   const { config, store } = deps;
+  /** What `GET /v1/me` answers, for each caller. */
+  const mine = new WeakMap<Caller, MeBody>();
 
   function chatsIn(viewer: Viewer, q: { q?: string; projectId?: string; limit: number }) {
     const rows = store.listChats(viewer, {
@@ -25,16 +37,25 @@ export function workspaceService(deps: ServiceDeps) {
   }
 
   return {
-    /** Answered from the caller alone, without waiting: the route sends it as it is returned. */
-    me(caller: Caller) {
-      return {
-        id: caller.user.id,
-        name: caller.user.name,
-        email: caller.user.email,
-        plan: caller.plan,
-        key: { name: caller.keyName, scopes: caller.scopes },
-        organizations: caller.organizations.map((o) => ({ id: o.id, name: o.name })),
-      };
+    /**
+     * Answered from the caller alone, without waiting: the route sends it as
+     * it is returned. Made once for each caller (the guard makes a caller
+     * once for each principal the store reads), as the caller is.
+     */
+    me(caller: Caller): MeBody {
+      let me = mine.get(caller);
+      if (me === undefined) {
+        me = Object.freeze({
+          id: caller.user.id,
+          name: caller.user.name,
+          email: caller.user.email,
+          plan: caller.plan,
+          key: { name: caller.keyName, scopes: caller.scopes },
+          organizations: caller.organizations.map((o) => ({ id: o.id, name: o.name })),
+        });
+        mine.set(caller, me);
+      }
+      return me;
     },
 
     organizations(caller: Caller) {
