@@ -82,10 +82,10 @@ export function startCeiling(book: ResponseBook, port: number, busyMicros = 0) {
 export async function startFastify(book: ResponseBook, port: number, logged: boolean) {
   // Loaded only here, so that the plain ceiling stays a bare node:http process.
   const { default: Fastify } = await import('fastify');
-  const { RequestLog } = await import('../src/logging/request-log.js');
+  const { loggerOptions, RequestLog } = await import('../src/logging/request-log.js');
   const { turnDestination } = await import('../src/logging/turn-destination.js');
   const answer = responder(book);
-  const app = Fastify(logged ? { logger: { level: 'info', stream: turnDestination() }, logController: new RequestLog() } : { logger: false });
+  const app = Fastify(logged ? { logger: loggerOptions('info', turnDestination()), logController: new RequestLog() } : { logger: false });
   app.get('/healthz', (_req, reply) => reply.send({ status: 'ok' }));
   app.route({
     method: ['GET', 'POST', 'PATCH'],

@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
@@ -14,7 +14,7 @@ import { registerOpenApi } from './http/openapi.js';
 import { hookList } from './http/route-hooks.js';
 import { coalesceWrites } from './http/write-coalescing.js';
 import { illFormedText, type FieldSchema } from './http/well-formed-text.js';
-import { RequestLog } from './logging/request-log.js';
+import { loggerOptions, RequestLog } from './logging/request-log.js';
 import type { LogDestination } from './logging/turn-destination.js';
 import { memoryLimiter, type Limiter } from './rate-limit/limiter.js';
 import type { Store } from './store/store.js';
@@ -124,16 +124,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const limiter =
     deps.limiter ?? memoryLimiter({ readPerMin: config.readLimitPerMin, writePerMin: config.writeLimitPerMin });
 
-  const logger: FastifyServerOptions['logger'] = {
-    level: config.logLevel,
-    redact: { paths: ['req.headers.authorization', 'headers.authorization', 'authorization'], censor: '[redacted]' },
-    ...(deps.logStream ? { stream: deps.logStream } : {}),
-  };
-
   // The guard of each API route, for the requests the router cannot route.
   const guards = routeGuards();
   const app = Fastify({
-    logger,
+    logger: loggerOptions(config.logLevel, deps.logStream),
     logController: new RequestLog(),
     bodyLimit: config.maxBodyBytes,
     onProtoPoisoning: POISONED_KEYS,

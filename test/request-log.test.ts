@@ -1,15 +1,12 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino, symbols } from 'pino';
-import { completedLine, type CompletedRequest } from '../src/logging/request-log.js';
+import { completedLine, loggerOptions, type CompletedRequest } from '../src/logging/request-log.js';
 
-/** A pino logger as Fastify makes Folio's (src/app.ts's options), writing to `lines`. */
+/** A pino logger with the options Folio gives Fastify (loggerOptions), writing to `lines`. */
 function pinoLines() {
   const lines: string[] = [];
-  const root = pino(
-    { level: 'info', redact: { paths: ['req.headers.authorization', 'headers.authorization', 'authorization'], censor: '[redacted]' } },
-    { write: (line: string) => void lines.push(line) },
-  );
+  const root = pino(loggerOptions('info'), { write: (line: string) => void lines.push(line) });
   return { root, lines };
 }
 

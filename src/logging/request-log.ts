@@ -1,5 +1,19 @@
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 import { symbols, type Logger } from 'pino';
+import type { LogDestination } from './turn-destination.js';
+
+/**
+ * The logger Folio gives Fastify: pino at `level`, writing to `stream`
+ * (pino's standard output without one), with the `authorization` header
+ * redacted wherever a line carries one.
+ */
+export function loggerOptions(level: string, stream?: LogDestination) {
+  return {
+    level,
+    redact: { paths: ['req.headers.authorization', 'headers.authorization', 'authorization'], censor: '[redacted]' },
+    ...(stream ? { stream } : {}),
+  };
+}
 
 /** The fields of a request's completion line, in the order the line gives them. */
 export interface CompletedRequest {
@@ -61,7 +75,7 @@ export class RequestLog extends LogController {
       reply.log.error(Object.assign(fields, { err: error }), 'request errored');
       return;
     }
-    // Fastify's request loggers are pino's (Folio gives Fastify pino's options).
+    // Fastify's request loggers are pino's (Folio gives Fastify pino's options: loggerOptions).
     const log = reply.log as unknown as Logger & PinoParts;
     if (!log.isLevelEnabled('info')) return;
     log[symbols.streamSym].write(completedLine(Date.now(), log[symbols.chindingsSym], fields));

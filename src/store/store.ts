@@ -1,5 +1,6 @@
 /**
- * Every read and write Folio needs, as one async, dialect-free interface.
+ * Every read and write Folio needs, as one dialect-free interface: async,
+ * but for the API's reads, which a store may answer at once (MaybePromise).
  * Each query that returns user content takes a `Viewer` and filters in SQL:
  * no implementation loads a row and checks access afterwards.
  */
@@ -164,8 +165,9 @@ export interface Store {
   isChatVisible(viewer: Viewer, chatId: string): Promise<boolean>;
 
   // --- API: content, always scoped to the viewer ----------------------
-  // The reads of a document, a page and a search may answer at once
-  // (src/services/maybe-promise.ts); callers that await them need not care.
+  // The reads of documents, pages, searches, projects, templates and chats
+  // may answer at once (src/maybe-promise.ts); callers that await them need
+  // not care.
   listDocuments(viewer: Viewer, query: ListDocumentsQuery): MaybePromise<DocumentSummaryRow[]>;
   /**
    * The same page as `listDocuments` without terms, as the JSON body of
