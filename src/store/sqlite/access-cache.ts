@@ -17,15 +17,26 @@ import { WAL_INDEX_HEADER_BYTES, type WalIndexHeader } from './wal-index-header.
  * organizations, memberships, plans, projects, shares) call `invalidate()` (see
  * store.ts). So a revoked key or a removed member is refused on the very
  * next request, exactly as without the cache.
+ *
+ * It also keeps responses the store rendered (`rendered`: a page of
+ * documents, a document), for as long as no connection, this one included,
+ * has committed since they were read: any change to the WAL-index header
+ * drops them all. Without a readable header nothing is kept.
  */
 export function accessCache(
   db: Db,
-  options: { header?: WalIndexHeader | null; maxEntries?: number; snapshot?: ReadSnapshot } = {},
+  options: { header?: WalIndexHeader | null; maxEntries?: number; snapshot?: ReadSnapshot; renderedBytes?: number } = {},
 ) {
-  const { header = null, maxEntries = 10_000, snapshot = NO_SNAPSHOT } = options;
+  const { header = null, maxEntries = 10_000, snapshot = NO_SNAPSHOT, renderedBytes = RENDERED_BYTES } = options;
   const dataVersion = db.prepare('PRAGMA data_version').pluck();
   let seen = dataVersion.get();
   let entries = new Map<string, unknown>();
+  const rendered = renderedResponses(renderedBytes);
+  // Whether the last look left the turn's read transaction held, which
+  // holds every commit: it is begun only once the header is found settled,
+  // and let go when it changes. Only then is what a render reads kept.
+  // (Not during a write of this connection, which may yet be undone.)
+  let current = false;
   // The WAL-index header as read just before `data_version` was last asked,
   // and as read now: while they are equal no connection has committed since.
   const settled = Buffer.alloc(WAL_INDEX_HEADER_BYTES);
@@ -39,6 +50,7 @@ export function accessCache(
   function refresh() {
     const read = header !== null && header.read(latest);
     if (!read || !latest.equals(settled)) {
+      rendered.drop();
       snapshot.release();
       const version = dataVersion.get();
       if (version !== seen) {
@@ -52,6 +64,7 @@ export function accessCache(
       if (read && !db.inTransaction) latest.copy(settled);
     }
     if (read) snapshot.hold();
+    current = snapshot.holding();
   }
 
   /**
@@ -77,8 +90,64 @@ export function accessCache(
       return keep(key, load());
     },
     keep,
+    /**
+     * The response rendered for `key`: kept from an earlier request while
+     * no connection has committed since it was read, or rendered now, and
+     * kept if this turn's read transaction holds every commit (and no
+     * commit was seen while it rendered). `key` must name everything the
+     * response depends on, the viewer first.
+     */
+    rendered(key: string, render: () => Buffer): Buffer {
+      refresh();
+      const held = rendered.get(key);
+      if (held !== undefined) return held;
+      const generation = rendered.generation;
+      const body = render();
+      if (current && rendered.generation === generation) rendered.keep(key, body);
+      return body;
+    },
     invalidate() {
       entries = new Map();
+      rendered.drop();
+    },
+  };
+}
+
+/**
+ * How many bytes of rendered responses the access cache keeps at most, and
+ * the largest it keeps: enough for the documents and pages agents read
+ * again and again, little beside what the server needs for request bodies
+ * (bench/README.md, "Memory under large bodies").
+ */
+export const RENDERED_BYTES = 16 * 1024 * 1024;
+const LARGEST_RENDERED = 256 * 1024;
+/** What an entry costs beside its body and its key's characters: the map's entry, the string and buffer objects. */
+const ENTRY_BYTES = 160;
+
+/** Rendered responses by key, within a byte budget: the oldest kept go first. */
+function renderedResponses(budget: number) {
+  let held = new Map<string, Buffer>();
+  let bytes = 0;
+  return {
+    /** Counts the drops: what was read before one is not kept after it. */
+    generation: 0,
+    get: (key: string) => held.get(key),
+    keep(key: string, body: Buffer) {
+      const size = body.length + key.length + ENTRY_BYTES;
+      if (size > Math.min(budget, LARGEST_RENDERED)) return;
+      bytes += size;
+      for (const [oldest, kept] of held) {
+        if (bytes <= budget) break;
+        held.delete(oldest);
+        bytes -= kept.length + oldest.length + ENTRY_BYTES;
+      }
+      held.set(key, body);
+    },
+    drop() {
+      this.generation += 1;
+      if (held.size === 0) return;
+      held = new Map();
+      bytes = 0;
     },
   };
 }

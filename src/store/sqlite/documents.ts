@@ -254,14 +254,23 @@ export function documentQueries(db: Db, cache: AccessCache, header: WalIndexHead
       return p === null ? [] : (p.stmt.all(p.bound) as SummaryTuple[]).map(tupleSummary);
     },
 
+    // Rendered responses are kept while the database is unchanged
+    // (access-cache.ts), under keys that begin with the viewer; the parts a
+    // request chooses come last.
     renderDocumentPage(viewer: Viewer, query: DocumentPageQuery, urls: string): Buffer {
-      const p = page(viewer, query, urls);
-      return p === null ? Buffer.from(EMPTY_PAGE) : asUtf8(p.stmt.get(p.bound) as Buffer);
+      return cache.rendered(`page\n${viewer.userId}\n${viewer.orgId ?? ''}\n${urls}\n${query.limit}\n${query.projectId ?? ''}`, () => {
+        const p = page(viewer, query, urls);
+        return p === null ? Buffer.from(EMPTY_PAGE) : asUtf8(p.stmt.get(p.bound) as Buffer);
+      });
     },
 
     renderDocument(viewer: Viewer, id: string, urls: string): Buffer | null {
-      const body = (renderStmt[kindOf(viewer)].get(params(viewer, { id, urls })) as Buffer | undefined) ?? null;
-      return body === null ? null : asUtf8(body);
+      const key = `document\n${viewer.userId}\n${viewer.orgId ?? ''}\n${urls}\n${id}`;
+      const body = cache.rendered(key, () => {
+        const found = renderStmt[kindOf(viewer)].get(params(viewer, { id, urls })) as Buffer | undefined;
+        return found === undefined ? NOT_FOUND : asUtf8(found);
+      });
+      return body === NOT_FOUND ? null : body;
     },
 
     createDocument(viewer: Viewer, doc: NewDocument, now: string) {
@@ -302,6 +311,9 @@ export function documentPageSql(kind: ScopeKind, project: boolean, shared: numbe
       pageJson(listPageSql({ ...page, select: `json_object(${SUMMARY_JSON('d')}) AS summary, page.sort_at, page.id`, ordered: false }))
     : listPageSql({ ...page, select: 'd.id, d.title, d.created_at, d.updated_at, d.thread_id' });
 }
+
+/** What renderDocument keeps for a document the viewer cannot see: compared by identity, never sent. */
+const NOT_FOUND = Buffer.alloc(0);
 
 /** A page of documents with no document in it. */
 const EMPTY_PAGE = '{"documents":[],"count":0}';

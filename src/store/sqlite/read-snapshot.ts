@@ -29,6 +29,8 @@ export interface ReadSnapshot {
   release(): void;
   /** Runs `fn`, a transaction of the store's own (a savepoint of a held read transaction). */
   within<T>(fn: () => T): T;
+  /** Whether the turn's read transaction is held, with no transaction of the store's own inside it. */
+  holding(): boolean;
 }
 
 /** No read transaction is held: each statement has its own (the bulk loader, a database in memory). */
@@ -36,6 +38,7 @@ export const NO_SNAPSHOT: ReadSnapshot = {
   hold() {},
   release() {},
   within: (fn) => fn(),
+  holding: () => false,
 };
 
 export function readSnapshot(db: Db): ReadSnapshot {
@@ -67,6 +70,7 @@ export function readSnapshot(db: Db): ReadSnapshot {
       }
     },
     release,
+    holding: () => held && depth === 0,
     within<T>(fn: () => T): T {
       depth += 1;
       try {
