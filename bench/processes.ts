@@ -1,6 +1,6 @@
 /** What the benchmark's scripts share: building Folio, fresh copies of a data set, starting servers pinned to a core (a free port, Node's flags as deployed, waiting until one answers) and running the load generator. */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { copyFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, copyFileSync, fsyncSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { LoadResult, LoadSpec } from './load.js';
@@ -29,10 +29,21 @@ export function removeDatabase(file: string) {
   for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true });
 }
 
-/** A fresh copy of a data set's database at `target`, with no log files of an earlier copy left beside it. */
+/**
+ * A fresh copy of a data set's database at `target`, with no log files of an
+ * earlier copy left beside it, on disk before it returns (0.3 s for 652 MB
+ * here), so that the kernel's write-back of the copy does not share the
+ * disk with the commits of the write scenarios measured on it.
+ */
 export function freshCopy(pristine: string, target: string) {
   removeDatabase(target);
   copyFileSync(pristine, target);
+  const fd = openSync(target, 'r+');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** Runs a command to its end, its output shown; throws if it fails. */
