@@ -1,15 +1,11 @@
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { accessCache } from '../src/store/sqlite/access-cache.js';
-import { openDatabase } from '../src/store/sqlite/database.js';
 import { groupCommit } from '../src/store/sqlite/group-commit.js';
-import { readSnapshot } from '../src/store/sqlite/read-snapshot.js';
-import { walIndexHeader, type WalIndexHeader } from '../src/store/sqlite/wal-index-header.js';
-import { inAnotherProcess } from './helpers.js';
+import type { ReadSnapshot } from '../src/store/sqlite/read-snapshot.js';
+import type { WalIndexHeader } from '../src/store/sqlite/wal-index-header.js';
+import { inAnotherProcess, snapshotFixture, turnEnd, type SnapshotFixture } from './helpers.js';
 
 /**
  * The reads of a turn share one read transaction (src/store/sqlite/read-snapshot.ts),
@@ -17,33 +13,20 @@ import { inAnotherProcess } from './helpers.js';
  * holding back a write of this connection.
  */
 
-const turnEnd = () => new Promise((r) => setImmediate(r));
-
 describe('the read transaction of a turn', () => {
-  let dir: string;
+  let fixture: SnapshotFixture;
   let file: string;
   let db: Database.Database;
   let other: Database.Database;
   let header: WalIndexHeader;
   // One a connection, as the store has.
-  let snapshot: ReturnType<typeof readSnapshot>;
+  let snapshot: ReadSnapshot;
   before(() => {
-    dir = mkdtempSync(join(tmpdir(), 'folio-snapshot-'));
-    file = join(dir, 's.db');
-    db = openDatabase(file);
-    db.exec("CREATE TABLE t (k TEXT PRIMARY KEY, v TEXT); INSERT INTO t VALUES ('a', '0')");
-    header = walIndexHeader(db)!;
-    snapshot = readSnapshot(db);
-    other = new Database(file);
-    other.pragma('busy_timeout = 5000');
+    fixture = snapshotFixture('folio-snapshot-');
+    ({ file, db, other, header, snapshot } = fixture);
   });
   afterEach(turnEnd);
-  after(() => {
-    other.close();
-    db.close();
-    header.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => fixture.close());
 
   it('is begun by a lookup that found nothing committed, and ends with the turn', async () => {
     const cache = accessCache(db, { header, snapshot });

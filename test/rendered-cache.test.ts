@@ -1,14 +1,11 @@
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { accessCache } from '../src/store/sqlite/access-cache.js';
-import { openDatabase } from '../src/store/sqlite/database.js';
-import { readSnapshot } from '../src/store/sqlite/read-snapshot.js';
-import { walIndexHeader, type WalIndexHeader } from '../src/store/sqlite/wal-index-header.js';
-import { call, setup, type TestContext } from './helpers.js';
+import type { ReadSnapshot } from '../src/store/sqlite/read-snapshot.js';
+import type { WalIndexHeader } from '../src/store/sqlite/wal-index-header.js';
+import { call, setup, snapshotFixture, turnEnd, type SnapshotFixture, type TestContext } from './helpers.js';
 
 /**
  * Folio keeps the documents and pages it rendered while the database is
@@ -17,31 +14,19 @@ import { call, setup, type TestContext } from './helpers.js';
  * server's own writes — shows on the very next request.
  */
 
-const turnEnd = () => new Promise((r) => setImmediate(r));
-
 describe('rendered responses kept while the database is unchanged', () => {
-  let dir: string;
+  let fixture: SnapshotFixture;
   let db: Database.Database;
   let other: Database.Database;
   let header: WalIndexHeader;
-  let snapshot: ReturnType<typeof readSnapshot>;
+  // One a connection, as the store has.
+  let snapshot: ReadSnapshot;
   before(() => {
-    dir = mkdtempSync(join(tmpdir(), 'folio-rendered-'));
-    const file = join(dir, 'r.db');
-    db = openDatabase(file);
-    db.exec("CREATE TABLE t (k TEXT PRIMARY KEY, v TEXT); INSERT INTO t VALUES ('a', '0')");
-    header = walIndexHeader(db)!;
-    snapshot = readSnapshot(db);
-    other = new Database(file);
-    other.pragma('busy_timeout = 5000');
+    fixture = snapshotFixture('folio-rendered-');
+    ({ db, other, header, snapshot } = fixture);
   });
   afterEach(turnEnd);
-  after(() => {
-    other.close();
-    db.close();
-    header.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => fixture.close());
 
   /** A render of row `a` that counts how often it ran. */
   function counted(run: () => void = () => {}) {
