@@ -118,6 +118,32 @@ export function ratio(s: ScenarioReport): number {
   return median(roundShares(s));
 }
 
+/**
+ * Each round's share of the ceiling by core time instead of rate: the core
+ * time the ceiling's process spent on a response over Folio's (each
+ * process's busy share of its core over its rate), or nothing for a round
+ * whose busy shares were not read. Where a load generator, not a server's
+ * core, set the rates (loadBound), the rate shares compare the load
+ * generator with itself, and reach or pass 100 %; this one still compares
+ * the servers' work. It is not the target's measure: a core used at 60 %
+ * spends more time a request than one kept saturated, so it is only a
+ * second reading.
+ */
+export function coreShares(s: ScenarioReport): number[] {
+  if (!s.rounds) return [];
+  return s.rounds.folio.flatMap((f, i) => {
+    const c = s.rounds!.ceiling[i];
+    if (!f.busy || !c?.busy || f.busy.server === 0 || c.rps === 0) return [];
+    return [c.busy.server / c.rps / (f.busy.server / f.rps)];
+  });
+}
+
+/** The median of the rounds' core shares, as a report prints it, or `—`. */
+export function coreShare(s: ScenarioReport): string {
+  const shares = coreShares(s);
+  return shares.length === 0 ? '—' : percent(median(shares));
+}
+
 /** Each target of the scenario, met or missed, in words. */
 export function verdicts(s: ScenarioReport): { target: string; met: boolean }[] {
   const out: { target: string; met: boolean }[] = [];
@@ -145,6 +171,7 @@ function rows(reports: ScenarioReport[]): string[][] {
     s.folio.p99.toFixed(2),
     s.ceiling.rps.toFixed(0),
     percent(ratio(s)),
+    coreShare(s),
     s.folio.rssMb.toFixed(0),
     String(failures(s.folio)),
     verdicts(s)
@@ -153,7 +180,7 @@ function rows(reports: ScenarioReport[]): string[][] {
   ]);
 }
 
-const HEAD = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'ceiling req/s', 'ratio', 'RSS MB', 'failed', 'targets'];
+const HEAD = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'ceiling req/s', 'ratio', 'by core', 'RSS MB', 'failed', 'targets'];
 
 /** A plain-text table for the terminal. */
 export function formatTable(reports: ScenarioReport[]): string {
@@ -170,7 +197,8 @@ export function formatMarkdown(r: RunReport): string {
 ${r.data.docs} documents (generated in ${r.data.generationSeconds.toFixed(1)} s, ${r.data.databaseMb.toFixed(0)} MB);
 search words "${r.data.words.common.word}" (in ${r.data.words.common.docs} documents) and "${r.data.words.rare.word}" (in ${r.data.words.rare.docs}).
 ${o.connections} connections, ${o.warmup} s warm-up, ${o.duration} s measured per scenario and server in ${o.rounds} rounds, Folio and the ceiling in turn;
-req/s and latencies are each server's median round, the ratio the median of the rounds' shares (Folio's rate over the ceiling's that followed it);
+req/s and latencies are each server's median round, the ratio the median of the rounds' shares (Folio's rate over the ceiling's that followed it),
+"by core" the same by the core time each server spent on a response (a second reading, for when a load generator set the rates);
 Folio on core ${o.serverCore} with LOG_LEVEL=${o.logLevel}, load on core ${o.loadCore}.
 Machine: ${r.machine.cpus} × ${r.machine.cpu}, Node ${r.machine.node}.
 

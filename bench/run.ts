@@ -17,7 +17,7 @@ import { bookKey, type Captured, type ResponseBook } from './ceiling.js';
 import { generate, type Manifest } from './generate.js';
 import type { LoadResult, LoadSpec } from './load.js';
 import { build, folioEnv, freePort, freshCopy, loadProcess, pinnedNode, removeDatabase, startFlags, waitFor, withRss } from './processes.js';
-import { busyRounds, formatMarkdown, formatTable, loadBound, mergeRounds, percent, roundShares, type Measured, type RunReport, type ScenarioReport } from './report.js';
+import { busyRounds, coreShares, formatMarkdown, formatTable, loadBound, mergeRounds, percent, roundShares, type Measured, type RunReport, type ScenarioReport } from './report.js';
 import { readRequests, requestSource, SCENARIOS, writeBodies, type Req } from './scenarios.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -279,6 +279,8 @@ try {
       const shares = roundShares(report).map(percent).join(', ');
       say(`${s.id}: rounds, Folio ${rates(report.folio)}; ceiling ${rates(report.ceiling)} req/s; shares ${shares}`);
       say(`${s.id}: cores busy, ${busyRounds(folioRounds, 'Folio')}; ${busyRounds(ceilingRounds, 'ceiling')}`);
+      const byCore = coreShares(report);
+      if (byCore.length > 0) say(`${s.id}: shares by core time ${byCore.map(percent).join(', ')}`);
     }
     if (loadBound(ceilingRounds)) say(`${s.id}: the ceiling was held back by the load generator, not its core: the ratio reads high`);
     reports.push(report);
