@@ -32,11 +32,6 @@ export function accessCache(
   let seen = dataVersion.get();
   let entries = new Map<string, unknown>();
   const rendered = renderedResponses(renderedBytes);
-  // Whether the last look left the turn's read transaction held, which
-  // holds every commit: it is begun only once the header is found settled,
-  // and let go when it changes. Only then is what a render reads kept.
-  // (Not during a write of this connection, which may yet be undone.)
-  let current = false;
   // The WAL-index header as read just before `data_version` was last asked,
   // and as read now: while they are equal no connection has committed since.
   const settled = Buffer.alloc(WAL_INDEX_HEADER_BYTES);
@@ -64,7 +59,6 @@ export function accessCache(
       if (read && !db.inTransaction) latest.copy(settled);
     }
     if (read) snapshot.hold();
-    current = snapshot.holding();
   }
 
   /**
@@ -93,9 +87,12 @@ export function accessCache(
     /**
      * The response rendered for `key`: kept from an earlier request while
      * no connection has committed since it was read, or rendered now, and
-     * kept if this turn's read transaction holds every commit (and no
-     * commit was seen while it rendered). `key` must name everything the
-     * response depends on, the viewer first.
+     * kept if it was read in the turn's read transaction, which holds every
+     * commit (refresh begins it only once the header is found settled, and
+     * lets it go when the header changes; never during a write of this
+     * connection, which may yet be undone), and no commit was seen while it
+     * rendered. `key` must name everything the response depends on, the
+     * viewer first.
      */
     rendered(key: string, render: () => Buffer): Buffer {
       refresh();
@@ -103,7 +100,7 @@ export function accessCache(
       if (held !== undefined) return held;
       const generation = rendered.generation;
       const body = render();
-      if (current && rendered.generation === generation) rendered.keep(key, body);
+      if (snapshot.holding() && rendered.generation === generation) rendered.keep(key, body);
       return body;
     },
     invalidate() {

@@ -254,19 +254,15 @@ export function documentQueries(db: Db, cache: AccessCache, header: WalIndexHead
       return p === null ? [] : (p.stmt.all(p.bound) as SummaryTuple[]).map(tupleSummary);
     },
 
-    // Rendered responses are kept while the database is unchanged
-    // (access-cache.ts), under keys that begin with the viewer; the parts a
-    // request chooses come last.
     renderDocumentPage(viewer: Viewer, query: DocumentPageQuery, urls: string): Buffer {
-      return cache.rendered(`page\n${viewer.userId}\n${viewer.orgId ?? ''}\n${urls}\n${query.limit}\n${query.projectId ?? ''}`, () => {
+      return cache.rendered(renderedKey('page', viewer, urls, `${query.limit}\n${query.projectId ?? ''}`), () => {
         const p = page(viewer, query, urls);
         return p === null ? Buffer.from(EMPTY_PAGE) : asUtf8(p.stmt.get(p.bound) as Buffer);
       });
     },
 
     renderDocument(viewer: Viewer, id: string, urls: string): Buffer | null {
-      const key = `document\n${viewer.userId}\n${viewer.orgId ?? ''}\n${urls}\n${id}`;
-      const body = cache.rendered(key, () => {
+      const body = cache.rendered(renderedKey('document', viewer, urls, id), () => {
         const found = renderStmt[kindOf(viewer)].get(params(viewer, { id, urls })) as Buffer | undefined;
         return found === undefined ? NOT_FOUND : asUtf8(found);
       });
@@ -310,6 +306,16 @@ export function documentPageSql(kind: ScopeKind, project: boolean, shared: numbe
     ? // pageJson's group_concat orders the page itself.
       pageJson(listPageSql({ ...page, select: `json_object(${SUMMARY_JSON('d')}) AS summary, page.sort_at, page.id`, ordered: false }))
     : listPageSql({ ...page, select: 'd.id, d.title, d.created_at, d.updated_at, d.thread_id' });
+}
+
+/**
+ * The key of a rendered response the access cache keeps while the database
+ * is unchanged (access-cache.ts): what it is, the viewer (user and scope) and
+ * the documents' URL prefix, then the parts the request chooses, last, so
+ * that no request's parts can make another viewer's key.
+ */
+function renderedKey(what: 'page' | 'document', viewer: Viewer, urls: string, chosen: string): string {
+  return `${what}\n${viewer.userId}\n${viewer.orgId ?? ''}\n${urls}\n${chosen}`;
 }
 
 /** What renderDocument keeps for a document the viewer cannot see: compared by identity, never sent. */
