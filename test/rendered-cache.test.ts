@@ -123,8 +123,8 @@ describe('rendered responses kept while the database is unchanged', () => {
   });
 
   it('keeps the newest within its byte budget, and nothing larger than the budget', async () => {
-    // Each entry costs its body, its key and 160 bytes.
-    const cache = accessCache(db, { header, snapshot, renderedBytes: 3 * (100 + 1 + 160) });
+    // Each entry costs its body, its key and 512 bytes.
+    const cache = accessCache(db, { header, snapshot, renderedBytes: 3 * (100 + 1 + 512) });
     const renders = new Map<string, number>();
     const render = (key: string, bytes: number) =>
       cache.rendered(key, () => {
@@ -136,9 +136,46 @@ describe('rendered responses kept while the database is unchanged', () => {
     assert.deepEqual([...renders.values()], [1, 1, 1, 1], 'the last three are kept');
     render('a', 100);
     assert.equal(renders.get('a'), 2, 'the oldest went first');
-    render('huge', 1000);
-    render('huge', 1000);
+    render('huge', 2000);
+    render('huge', 2000);
     assert.equal(renders.get('huge'), 2, 'larger than the budget: never kept');
+  });
+
+  it('goes on keeping exactly the newest that fit after many have gone', async () => {
+    const cache = accessCache(db, { header, snapshot, renderedBytes: 3 * (100 + 5 + 512) });
+    let runs = 0;
+    const render = (key: string) =>
+      cache.rendered(key, () => {
+        runs += 1;
+        return Buffer.alloc(100);
+      });
+    // Keys of five characters; enough of them that the order of keeping is compacted several times.
+    const keys = Array.from({ length: 5000 }, (_, i) => `k${String(i).padStart(4, '0')}`);
+    for (const key of keys) render(key);
+    assert.equal(runs, 5000);
+    for (const key of keys.slice(-3)) render(key);
+    assert.equal(runs, 5000, 'the last three are still kept');
+    render(keys[keys.length - 4]!);
+    assert.equal(runs, 5001, 'the one before them is not');
+    // Kept in its turn, it pushed out the oldest of the three, and only it.
+    const [k4996, k4997, k4998, k4999] = keys.slice(-4) as [string, string, string, string];
+    for (const key of [k4998, k4999, k4996]) render(key);
+    assert.equal(runs, 5001);
+    render(k4997);
+    assert.equal(runs, 5002);
+  });
+
+  it('does not keep a render that found nothing', async () => {
+    const cache = accessCache(db, { header, snapshot });
+    let runs = 0;
+    const missing = () =>
+      cache.rendered('missing', () => {
+        runs += 1;
+        return null;
+      });
+    assert.equal(missing(), null);
+    assert.equal(missing(), null);
+    assert.equal(runs, 2);
   });
 });
 

@@ -92,15 +92,16 @@ export function accessCache(
      * lets it go when the header changes; never during a write of this
      * connection, which may yet be undone), and no commit was seen while it
      * rendered. `key` must name everything the response depends on, the
-     * viewer first.
+     * viewer first. A render that finds nothing (null) is not kept: any
+     * caller could fill the budget with look-ups of ids that do not exist.
      */
-    rendered(key: string, render: () => Buffer): Buffer {
+    rendered<Body extends Buffer | null>(key: string, render: () => Body): Body {
       refresh();
       const held = rendered.get(key);
-      if (held !== undefined) return held;
+      if (held !== undefined) return held as Body;
       const generation = rendered.generation;
       const body = render();
-      if (snapshot.holding() && rendered.generation === generation) rendered.keep(key, body);
+      if (body !== null && snapshot.holding() && rendered.generation === generation) rendered.keep(key, body);
       return body;
     },
     invalidate() {
@@ -118,32 +119,51 @@ export function accessCache(
  */
 export const RENDERED_BYTES = 16 * 1024 * 1024;
 const LARGEST_RENDERED = 256 * 1024;
-/** What an entry costs beside its body and its key's characters: the map's entry, the string and buffer objects. */
-const ENTRY_BYTES = 160;
+/**
+ * What an entry costs beside its body and its key's characters, rounded up:
+ * on Node 20 a Buffer that better-sqlite3 returns takes about 190 bytes of
+ * V8's heap and 200 of native memory (its backing store), the key's string
+ * about 30 beside its characters, the map's slot about 40.
+ */
+const ENTRY_BYTES = 512;
 
 /** Rendered responses by key, within a byte budget: the oldest kept go first. */
 function renderedResponses(budget: number) {
   let held = new Map<string, Buffer>();
+  // The keys in the order they were kept, the oldest still held at `next`:
+  // finding the oldest by iterating the map would step over every entry
+  // deleted before it, which V8 leaves in place until the map is rebuilt.
+  let order: string[] = [];
+  let next = 0;
   let bytes = 0;
+  const cost = (key: string, body: Buffer) => body.length + key.length + ENTRY_BYTES;
   return {
     /** Counts the drops: what was read before one is not kept after it. */
     generation: 0,
     get: (key: string) => held.get(key),
     keep(key: string, body: Buffer) {
-      const size = body.length + key.length + ENTRY_BYTES;
-      if (size > Math.min(budget, LARGEST_RENDERED)) return;
+      const size = cost(key, body);
+      if (size > Math.min(budget, LARGEST_RENDERED) || held.has(key)) return;
       bytes += size;
-      for (const [oldest, kept] of held) {
-        if (bytes <= budget) break;
+      while (bytes > budget) {
+        const oldest = order[next]!;
+        next += 1;
+        bytes -= cost(oldest, held.get(oldest)!);
         held.delete(oldest);
-        bytes -= kept.length + oldest.length + ENTRY_BYTES;
+      }
+      if (next > 1024 && next * 2 > order.length) {
+        order = order.slice(next);
+        next = 0;
       }
       held.set(key, body);
+      order.push(key);
     },
     drop() {
       this.generation += 1;
       if (held.size === 0) return;
       held = new Map();
+      order = [];
+      next = 0;
       bytes = 0;
     },
   };

@@ -257,16 +257,15 @@ export function documentQueries(db: Db, cache: AccessCache, header: WalIndexHead
     renderDocumentPage(viewer: Viewer, query: DocumentPageQuery, urls: string): Buffer {
       return cache.rendered(renderedKey('page', viewer, urls, `${query.limit}\n${query.projectId ?? ''}`), () => {
         const p = page(viewer, query, urls);
-        return p === null ? Buffer.from(EMPTY_PAGE) : asUtf8(p.stmt.get(p.bound) as Buffer);
+        return p === null ? ownBytes(EMPTY_PAGE) : asUtf8(p.stmt.get(p.bound) as Buffer);
       });
     },
 
     renderDocument(viewer: Viewer, id: string, urls: string): Buffer | null {
-      const body = cache.rendered(renderedKey('document', viewer, urls, id), () => {
+      return cache.rendered(renderedKey('document', viewer, urls, id), () => {
         const found = renderStmt[kindOf(viewer)].get(params(viewer, { id, urls })) as Buffer | undefined;
-        return found === undefined ? NOT_FOUND : asUtf8(found);
+        return found === undefined ? null : asUtf8(found);
       });
-      return body === NOT_FOUND ? null : body;
     },
 
     createDocument(viewer: Viewer, doc: NewDocument, now: string) {
@@ -318,9 +317,6 @@ function renderedKey(what: 'page' | 'document', viewer: Viewer, urls: string, ch
   return `${what}\n${viewer.userId}\n${viewer.orgId ?? ''}\n${urls}\n${chosen}`;
 }
 
-/** What renderDocument keeps for a document the viewer cannot see: compared by identity, never sent. */
-const NOT_FOUND = Buffer.alloc(0);
-
 /** A page of documents with no document in it. */
 const EMPTY_PAGE = '{"documents":[],"count":0}';
 
@@ -343,7 +339,17 @@ function pageJson(sql: string): string {
  * string of it would be, each bad sequence as U+FFFD.
  */
 function asUtf8(body: Buffer): Buffer {
-  return isUtf8(body) ? body : Buffer.from(body.toString('utf8'));
+  return isUtf8(body) ? body : ownBytes(body.toString('utf8'));
+}
+
+/**
+ * `text` in UTF-8, in memory of its own: a small Buffer.from is a slice of
+ * Node's shared 8 KiB pool, which a kept response would hold whole.
+ */
+function ownBytes(text: string): Buffer {
+  const bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(text));
+  bytes.write(text);
+  return bytes;
 }
 
 /** A document as the API shows it, as UTF-8 bytes: no string is made of the Markdown only to be written out again. */
