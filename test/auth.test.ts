@@ -120,6 +120,39 @@ describe('API keys', () => {
     assert.equal(headers['ratelimit-remaining'], '8');
   });
 
+  it('answers 500 in the envelope when a step after a database read fails, and keeps serving', async () => {
+    const user = await t.make.user();
+    const { secret } = await t.make.key(user.id);
+    let failing = true;
+    const app = await buildApp({
+      config: t.config,
+      store: t.store,
+      clock: t.clock,
+      limiter: {
+        consume: () => {
+          if (failing) throw new Error('the limiter failed');
+          return { allowed: true, limit: 10, remaining: 9, resetSeconds: 60 };
+        },
+      },
+    });
+    const rejections: unknown[] = [];
+    const noteRejection = (reason: unknown) => rejections.push(reason);
+    process.on('unhandledRejection', noteRejection);
+    try {
+      // A key not read yet: the guard goes on from the key's look-up and its last-used time, both awaited.
+      const res = await call(app, 'GET', '/v1/me', { key: secret });
+      assert.equal(res.status, 500, res.raw);
+      assert.equal(res.body.error.code, 'internal_error');
+      await new Promise((r) => setImmediate(r));
+      assert.deepEqual(rejections, []);
+      failing = false;
+      assert.equal((await call(app, 'GET', '/v1/me', { key: secret })).status, 200);
+    } finally {
+      process.off('unhandledRejection', noteRejection);
+      await app.close();
+    }
+  });
+
   it('refuses every endpoint without a key', async () => {
     const id = '6f1c1a52-3b0e-4c3e-9a55-2b8f8d1f0c11';
     for (const [method, url] of [

@@ -1,8 +1,29 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { connect, type AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import Fastify from 'fastify';
 import { coalesceWrites, MOST_HELD } from '../src/http/write-coalescing.js';
+import { answerClientError, installErrorHandling } from '../src/http/errors.js';
+
+/** A listening app with coalesceWrites and Folio's client-error answer, and one route `/r`. */
+async function listening() {
+  const app = Fastify({ clientErrorHandler: answerClientError, return503OnClosing: false });
+  coalesceWrites(app);
+  // Answered within the request's own turn, as Folio answers reads it has at once.
+  app.get('/r', () => ({ ok: true }));
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  return { app, port: (app.server.address() as AddressInfo).port };
+}
+
+/** Sends `raw` on a new connection and resolves with everything read until the server closes it. */
+function exchange(port: number, raw: string): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(raw));
+    let text = '';
+    socket.on('data', (d) => (text += d)).on('error', () => {}).on('close', () => resolve(text));
+  });
+}
 
 /** An app whose route and last onSend hook note, in order, when each request was handled and when its response went on to be written. */
 async function notingApp(most: number) {
@@ -101,6 +122,49 @@ describe('coalesceWrites', () => {
     });
     const response = await app.inject('/stream');
     assert.equal(response.statusCode, 500);
+    await app.close();
+  });
+
+  it('answers a good request before refusing a malformed one pipelined behind it', async () => {
+    const { app, port } = await listening();
+    try {
+      const text = await exchange(port, 'GET /r HTTP/1.1\r\nHost: x\r\n\r\nGET /r HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n');
+      assert.match(text, /^HTTP\/1\.1 200 OK\r\n/);
+      assert.match(text, /\{"ok":true\}/);
+      // And then the refusal, after the whole first response.
+      assert.match(text, /\}HTTP\/1\.1 400 Bad Request\r\n[\s\S]*Connection: close/);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('writes a response held when the server starts closing at once, and closes its connection', async () => {
+    const { app, port } = await listening();
+    let closedIn = -1;
+    // Closing starts in the turn the response is held in.
+    app.server.once('request', () => {
+      const start = Date.now();
+      void app.close().then(() => (closedIn = Date.now() - start));
+    });
+    const text = await exchange(port, 'GET /r HTTP/1.1\r\nHost: x\r\n\r\n');
+    assert.match(text, /^HTTP\/1\.1 200 OK\r\n/);
+    assert.match(text, /\r\nconnection: close\r\n/i);
+    await new Promise((r) => setTimeout(r, 50));
+    // Well before the keep-alive timeout (72 s in Folio, 72 s here too by Fastify's default).
+    assert.ok(closedIn >= 0 && closedIn < 1000, `closed in ${closedIn} ms`);
+  });
+
+  it('leaves a held response as it is when its handler fails after sending it', async () => {
+    const app = Fastify();
+    coalesceWrites(app);
+    installErrorHandling(app, 1024);
+    app.get('/r', async (_request, reply) => {
+      reply.send({ ok: true });
+      throw new Error('failed after sending');
+    });
+    const response = await app.inject('/r');
+    assert.equal(response.statusCode, 200);
+    assert.deepEqual(response.json(), { ok: true });
     await app.close();
   });
 });

@@ -101,15 +101,18 @@ export function apiGuard(deps: ServiceDeps & { limiter: Limiter }) {
     const cls = needed === WRITE_SCOPE ? 'write' : 'read';
     const now = clock();
     if (touchedLately(principal, now)) return limit(principal.keyId, cls, reply, done);
-    store.touchKey(principal.keyId, toIso(now)).then(() => {
-      touched(principal.keyId, now);
-      limit(principal.keyId, cls, reply, done);
-    }, done);
+    store.touchKey(principal.keyId, toIso(now)).then(
+      guarded(done, () => {
+        touched(principal.keyId, now);
+        limit(principal.keyId, cls, reply, done);
+      }),
+      done,
+    );
   }
 
   function limit(keyId: string, cls: LimitClass, reply: FastifyReply, done: Done): void {
     const decision = limiter.consume(keyId, cls);
-    if (decision instanceof Promise) decision.then((d) => answer(d, reply, done), done);
+    if (decision instanceof Promise) decision.then(guarded(done, (d: RateDecision) => answer(d, reply, done)), done);
     else answer(decision, reply, done);
   }
 
@@ -141,6 +144,23 @@ export function apiGuard(deps: ServiceDeps & { limiter: Limiter }) {
       // A malformed or mistyped key is refused without a database look-up
       // (DESIGN §2). Its format is checked only when its hash is not already
       // known: a key found before was well formed then and is the same text now.
-      store.findPrincipal(hash, () => isWellFormedKey(token)).then((found) => admit(needed, found, request, reply, done), done);
+      store
+        .findPrincipal(hash, () => isWellFormedKey(token))
+        .then(guarded(done, (found: Principal | null) => admit(needed, found, request, reply, done)), done);
     };
+}
+
+/**
+ * A step that continues the guard once a promise has settled: what it throws
+ * goes to `done`, as Fastify's own hooks would take it, instead of rejecting
+ * a promise nobody awaits (which would end the process).
+ */
+function guarded<T>(done: Done, step: (value: T) => void): (value: T) => void {
+  return (value) => {
+    try {
+      step(value);
+    } catch (error) {
+      done(error as Error);
+    }
+  };
 }

@@ -3,6 +3,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, InternalError, InvalidRequest, NotFound } from '../errors.js';
+import { isHeld } from './write-coalescing.js';
 
 /**
  * One place turns every failure into the spec's envelope: API errors,
@@ -11,6 +12,12 @@ import { ApiError, InternalError, InvalidRequest, NotFound } from '../errors.js'
  */
 export function installErrorHandling(app: FastifyInstance, maxBodyBytes: number): void {
   app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    // An error after the response was finished (held back to be written with
+    // others) leaves it as it is, as Fastify does once a response is out.
+    if (isHeld(reply)) {
+      request.log.error({ err }, 'request failed after its response was finished');
+      return;
+    }
     // A path or method nothing answers is 404 (DESIGN §3) even when the
     // body it carries cannot be read: that body was never asked for.
     const apiError = request.is404 ? notFound(request) : toApiError(err, maxBodyBytes);
@@ -159,9 +166,11 @@ export function answerClientError(this: FastifyInstance, err: Error & { code?: s
   const body = JSON.stringify(error.toBody());
   const id = randomUUID();
   this.log.info({ reqId: id, statusCode: error.status, code: err.code }, 'request refused by the HTTP parser');
-  // As Node does: not into the middle of a response already going out on this connection.
-  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
-  if (socket.writable && !inFlight?.headersSent) {
+  // Responses finished before this one are written first (write-coalescing.ts).
+  this.writeHeldResponses?.();
+  // As Node does: not into the middle of a response going out on this connection.
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean; writableEnded?: boolean } | null })._httpMessage;
+  if (socket.writable && !(inFlight?.headersSent && !inFlight.writableEnded)) {
     socket.write(
       `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
         `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${id}\r\nConnection: close\r\n\r\n${body}`,

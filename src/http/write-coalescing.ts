@@ -1,5 +1,22 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Writes the responses coalesceWrites holds back, now. */
+    writeHeldResponses?: () => void;
+  }
+}
+
+/** Replies finished and held back, not yet written: Fastify and Node take them as not sent. */
+const heldReplies = new WeakSet<FastifyReply>();
+
+/**
+ * Whether `reply` is finished but held back. An error raised for it after it
+ * was finished (a handler that sends, then throws) must not change it: once
+ * written, Fastify would only log such an error.
+ */
+export const isHeld = (reply: FastifyReply): boolean => heldReplies.has(reply);
+
 /** The most finished responses held back at once; the one that reaches it writes them all. */
 export const MOST_HELD = 16;
 
@@ -24,16 +41,26 @@ export const MOST_HELD = 16;
  * together, once their group commit returns (src/store/sqlite/group-commit.ts),
  * and that happens at the end of a turn, where holding them would keep them
  * until the end of the next one. Streamed responses are not held either.
+ *
+ * While a response is held, Node and Fastify take it as not yet sent, so
+ * whatever else may write to its connection writes the held ones first:
+ * the answer to a malformed request pipelined behind a good one
+ * (`writeHeldResponses`, errors.ts), and closing, which also marks them
+ * `Connection: close`, since Node closes only the keep-alive connections
+ * whose responses are finished.
  */
 export function coalesceWrites(app: FastifyInstance, most = MOST_HELD) {
   let held: Array<{ reply: FastifyReply; write: () => void }> = [];
   let scheduled = false;
+  let closing = false;
 
   const writeHeld = () => {
     const due = held;
     held = [];
     for (const { reply, write } of due) {
+      heldReplies.delete(reply);
       try {
+        if (closing) reply.header('connection', 'close');
         write();
       } catch (err) {
         // What Fastify does when writing a response throws (a header value
@@ -48,6 +75,12 @@ export function coalesceWrites(app: FastifyInstance, most = MOST_HELD) {
     scheduled = false;
     writeHeld();
   };
+  app.decorate('writeHeldResponses', writeHeld);
+  app.addHook('preClose', (done) => {
+    closing = true;
+    writeHeld();
+    done();
+  });
 
   app.addHook('onSend', (request, reply, payload, done) => {
     // A stream's errors are Fastify's to handle as soon as it has the stream.
@@ -58,7 +91,8 @@ export function coalesceWrites(app: FastifyInstance, most = MOST_HELD) {
     }
     // A second send of a held reply (a handler that sends and also returns)
     // is dropped, as Fastify drops it once a response is out.
-    if (held.some((h) => h.reply === reply)) return;
+    if (heldReplies.has(reply)) return;
+    heldReplies.add(reply);
     held.push({ reply, write: () => done(null, payload) });
     if (held.length >= most) {
       writeHeld();
