@@ -101,19 +101,30 @@ export function apiGuard(deps: ServiceDeps & { limiter: Limiter }) {
     const cls = needed === WRITE_SCOPE ? 'write' : 'read';
     const now = clock();
     if (touchedLately(principal, now)) return limit(principal.keyId, cls, reply, done);
-    store.touchKey(principal.keyId, toIso(now)).then(
-      guarded(done, () => {
+    // A step after an await passes what it throws to `done`, as a hook's own
+    // throw would go to Fastify, instead of into a rejected promise nobody
+    // awaits, which would end the process.
+    store.touchKey(principal.keyId, toIso(now)).then(() => {
+      try {
         touched(principal.keyId, now);
         limit(principal.keyId, cls, reply, done);
-      }),
-      done,
-    );
+      } catch (error) {
+        done(error as Error);
+      }
+    }, done);
   }
 
   function limit(keyId: string, cls: LimitClass, reply: FastifyReply, done: Done): void {
     const decision = limiter.consume(keyId, cls);
-    if (decision instanceof Promise) decision.then(guarded(done, (d: RateDecision) => answer(d, reply, done)), done);
-    else answer(decision, reply, done);
+    if (decision instanceof Promise) {
+      decision.then((d) => {
+        try {
+          answer(d, reply, done);
+        } catch (error) {
+          done(error as Error);
+        }
+      }, done);
+    } else answer(decision, reply, done);
   }
 
   /** The request goes on (with the limit's headers) or is refused with 429. */
@@ -144,23 +155,12 @@ export function apiGuard(deps: ServiceDeps & { limiter: Limiter }) {
       // A malformed or mistyped key is refused without a database look-up
       // (DESIGN §2). Its format is checked only when its hash is not already
       // known: a key found before was well formed then and is the same text now.
-      store
-        .findPrincipal(hash, () => isWellFormedKey(token))
-        .then(guarded(done, (found: Principal | null) => admit(needed, found, request, reply, done)), done);
+      store.findPrincipal(hash, () => isWellFormedKey(token)).then((found) => {
+        try {
+          admit(needed, found, request, reply, done);
+        } catch (error) {
+          done(error as Error);
+        }
+      }, done);
     };
-}
-
-/**
- * A step that continues the guard once a promise has settled: what it throws
- * goes to `done`, as Fastify's own hooks would take it, instead of rejecting
- * a promise nobody awaits (which would end the process).
- */
-function guarded<T>(done: Done, step: (value: T) => void): (value: T) => void {
-  return (value) => {
-    try {
-      step(value);
-    } catch (error) {
-      done(error as Error);
-    }
-  };
 }

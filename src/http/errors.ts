@@ -3,7 +3,6 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, InternalError, InvalidRequest, NotFound } from '../errors.js';
-import { isHeld } from './write-coalescing.js';
 
 /**
  * One place turns every failure into the spec's envelope: API errors,
@@ -14,7 +13,7 @@ export function installErrorHandling(app: FastifyInstance, maxBodyBytes: number)
   app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     // An error after the response was finished (held back to be written with
     // others) leaves it as it is, as Fastify does once a response is out.
-    if (isHeld(reply)) {
+    if (request.server.isHeld?.(reply)) {
       request.log.error({ err }, 'request failed after its response was finished');
       return;
     }

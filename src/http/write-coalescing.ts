@@ -4,18 +4,14 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Writes the responses coalesceWrites holds back, now. */
     writeHeldResponses?: () => void;
+    /**
+     * Whether `reply` is finished but held back by coalesceWrites. An error
+     * raised for it after it was finished (a handler that sends, then
+     * throws) must not change it: once written, Fastify would only log it.
+     */
+    isHeld?: (reply: FastifyReply) => boolean;
   }
 }
-
-/** Replies finished and held back, not yet written: Fastify and Node take them as not sent. */
-const heldReplies = new WeakSet<FastifyReply>();
-
-/**
- * Whether `reply` is finished but held back. An error raised for it after it
- * was finished (a handler that sends, then throws) must not change it: once
- * written, Fastify would only log such an error.
- */
-export const isHeld = (reply: FastifyReply): boolean => heldReplies.has(reply);
 
 /** The most finished responses held back at once; the one that reaches it writes them all. */
 export const MOST_HELD = 16;
@@ -58,7 +54,6 @@ export function coalesceWrites(app: FastifyInstance, most = MOST_HELD) {
     const due = held;
     held = [];
     for (const { reply, write } of due) {
-      heldReplies.delete(reply);
       try {
         if (closing) reply.header('connection', 'close');
         write();
@@ -75,7 +70,9 @@ export function coalesceWrites(app: FastifyInstance, most = MOST_HELD) {
     scheduled = false;
     writeHeld();
   };
+  const isHeld = (reply: FastifyReply) => held.some((h) => h.reply === reply);
   app.decorate('writeHeldResponses', writeHeld);
+  app.decorate('isHeld', isHeld);
   app.addHook('preClose', (done) => {
     closing = true;
     writeHeld();
@@ -91,8 +88,7 @@ export function coalesceWrites(app: FastifyInstance, most = MOST_HELD) {
     }
     // A second send of a held reply (a handler that sends and also returns)
     // is dropped, as Fastify drops it once a response is out.
-    if (heldReplies.has(reply)) return;
-    heldReplies.add(reply);
+    if (isHeld(reply)) return;
     held.push({ reply, write: () => done(null, payload) });
     if (held.length >= most) {
       writeHeld();
