@@ -115,6 +115,30 @@ describe('turnDestination', () => {
     assert.deepEqual(out.writes.slice(2), ['{"msg":"from a later exit handler"}\n'], 'after flush, lines go out as they come');
   });
 
+  it('says at exit how many lines it could not write, those it dropped included', async (t) => {
+    mockRetries(t);
+    const reports: string[] = [];
+    const { out, log } = fakeOutput({ mostPending: 40, report: (text) => reports.push(text) });
+    out.full = true;
+    log.write('{"msg":"first"}\n');
+    await endOfTurn();
+    // Past the 40 bytes that may wait: dropped and counted.
+    log.write('{"msg":"second, too long to wait behind the first"}\n');
+    await endOfTurn();
+    log.flush();
+    assert.deepEqual(reports, ['Folio: 2 log lines were lost at exit: standard output took nothing for a second.\n']);
+    assert.deepEqual(out.writes, []);
+  });
+
+  it('says nothing at exit when everything was written', async () => {
+    const reports: string[] = [];
+    const { out, log } = fakeOutput({ report: (text) => reports.push(text) });
+    log.write('{"msg":"one"}\n');
+    log.flush();
+    assert.deepEqual(out.writes, ['{"msg":"one"}\n']);
+    assert.deepEqual(reports, []);
+  });
+
   it('does not keep the process alive while the pipe stays full: it exits, after flush has tried for a second', () => {
     // A process whose standard output never takes a write again: the retries
     // go on until nothing else is left, then the exit's flush gives up.
@@ -124,6 +148,7 @@ describe('turnDestination', () => {
       const log = turnDestination({ write: () => { attempts++; throw Object.assign(new Error('full'), { code: 'EAGAIN' }); } });
       process.once('exit', () => { log.flush(); process.stderr.write(String(attempts)); });
       log.write('{"msg":"stuck"}\\n');
+      log.write('{"msg":"stuck too"}\\n');
       setTimeout(() => {}, 50); // the server's last work
     `;
     const started = Date.now();
@@ -132,6 +157,7 @@ describe('turnDestination', () => {
     assert.equal(run.status, 0, run.stderr);
     const attempts = Number(/(\d+)$/.exec(run.stderr)?.[1]);
     assert.ok(attempts > 100, `retried while running, then at exit (${attempts} attempts)`);
+    assert.match(run.stderr, /Folio: 2 log lines were lost at exit: standard output took nothing for a second\.\n/);
     assert.ok(Date.now() - started < 20_000);
   });
 });

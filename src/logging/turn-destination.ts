@@ -34,7 +34,8 @@ const errorCode = (err: unknown) => (err as { code?: unknown } | null)?.code;
  * server goes on serving. Past 8 MiB waiting, new lines are dropped, and
  * a line saying how many follows once the pipe takes writes again. The
  * retries never keep the process alive: a server that has closed exits,
- * after `flush` has tried for a second more. A closed standard output
+ * after `flush` has tried for a second more, and says on standard error
+ * how many lines it could not write. A closed standard output
  * (`EPIPE`) drops lines silently, as pino does.
  *
  * Why: pino's default destination writes from Node's thread pool, whose
@@ -47,9 +48,10 @@ const errorCode = (err: unknown) => (err as { code?: unknown } | null)?.code;
  * stopping the whole thread for 100 ms at a time.
  */
 export function turnDestination(
-  options: { write?: WriteBytes; mostPending?: number; now?: () => number } = {},
+  options: { write?: WriteBytes; mostPending?: number; now?: () => number; report?: (text: string) => void } = {},
 ): TurnDestination {
   const write = options.write ?? ((bytes: Buffer) => writeSync(1, bytes));
+  const report = options.report ?? reportOnStandardError;
   const mostPending = options.mostPending ?? MOST_PENDING_BYTES;
   const now = options.now ?? Date.now;
 
@@ -131,6 +133,19 @@ export function turnDestination(
       takeLines();
       const pause = new Int32Array(new SharedArrayBuffer(4));
       for (let i = 0; i < EXIT_TRIES && !drain(); i++) Atomics.wait(pause, 0, 0, RETRY_MS);
+      // What is still waiting now is lost: say so where an operator will see it.
+      let lost = dropped;
+      for (const bytes of pending) for (let i = bytes.indexOf(10); i !== -1; i = bytes.indexOf(10, i + 1)) lost++;
+      if (lost > 0) report(`Folio: ${lost} log lines were lost at exit: standard output took nothing for a second.\n`);
     },
   };
+}
+
+/** Standard error, for the one line saying what the log lost at exit; if it fails too, there is nowhere left to say it. */
+function reportOnStandardError(text: string): void {
+  try {
+    writeSync(2, text);
+  } catch {
+    // Nothing to do.
+  }
 }
