@@ -118,7 +118,7 @@ describe('turnDestination', () => {
   it('says at exit how many lines it could not write, those it dropped included', async (t) => {
     mockRetries(t);
     const reports: string[] = [];
-    const { out, log } = fakeOutput({ mostPending: 40, report: (text) => reports.push(text) });
+    const { out, log } = fakeOutput({ mostPending: 40, report: (text: string) => reports.push(text) });
     out.full = true;
     log.write('{"msg":"first"}\n');
     await endOfTurn();
@@ -132,7 +132,7 @@ describe('turnDestination', () => {
 
   it('says nothing at exit when everything was written', async () => {
     const reports: string[] = [];
-    const { out, log } = fakeOutput({ report: (text) => reports.push(text) });
+    const { out, log } = fakeOutput({ report: (text: string) => reports.push(text) });
     log.write('{"msg":"one"}\n');
     log.flush();
     assert.deepEqual(out.writes, ['{"msg":"one"}\n']);
