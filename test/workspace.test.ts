@@ -40,6 +40,24 @@ describe('me, organizations, projects, templates and chats', () => {
     assert.equal(me.body.key.name, null);
   });
 
+  it('GET /me answers the same bytes again, and a change to the caller on the next request', async () => {
+    const user = await t.make.user({ name: 'Grace', plan: 'pro_monthly' });
+    const own = (await t.make.key(user.id)).secret;
+    const me = () => call(t.app, 'GET', '/v1/me', { key: own });
+    const first = await me();
+    assert.equal(first.headers['content-type'], 'application/json; charset=utf-8');
+    assert.equal((await me()).raw, first.raw);
+    assert.equal(first.body.plan, 'pro_monthly');
+    assert.deepEqual(first.body.organizations, []);
+    // Another plan, and a team: both show on the next request.
+    await t.store.setUserPlan(user.id, 'enterprise');
+    assert.equal((await me()).body.plan, 'enterprise');
+    const team = await t.make.org({ name: 'Navy', members: [user.id] });
+    assert.deepEqual((await me()).body.organizations, [{ id: team.id, name: 'Navy' }]);
+    // The first caller's answer is still their own.
+    assert.equal((await get('/v1/me')).body.name, 'Ada');
+  });
+
   it('GET /organizations lists the teams the user belongs to, by name', async () => {
     const res = await get('/v1/organizations');
     assert.equal(res.status, 200);
