@@ -35,7 +35,18 @@ describe('HTTP basics', () => {
     const ok = await call(t.app, 'GET', '/v1/me', { key });
     const err = await call(t.app, 'GET', '/v1/me');
     const missing = await call(t.app, 'GET', '/nowhere');
-    for (const res of [ok, err, missing]) assert.match(String(res.headers['x-request-id']), /^[0-9a-f-]{36}$/);
+    const writer = (await t.make.key((await t.make.user()).id, { write: true })).secret;
+    const others = [
+      await call(t.app, 'HEAD', '/v1/me', { key }),
+      await call(t.app, 'GET', '/v1/documents?limit=0', { key }),
+      await call(t.app, 'GET', `/v1/documents/${'0'.repeat(8)}-0000-4000-8000-${'0'.repeat(12)}`, { key }),
+      await call(t.app, 'POST', '/v1/documents', { key: writer, body: { title: 'Stamped', contentMarkdown: 'x' } }),
+      await call(t.app, 'POST', '/v1/documents', { key: writer, body: '{not json' }),
+      await call(t.app, 'POST', '/v1/documents', { key }),
+      await call(t.app, 'DELETE', '/v1/me', { key }),
+    ];
+    assert.deepEqual(others.map((r) => r.status), [200, 400, 404, 201, 400, 401, 404]);
+    for (const res of [ok, err, missing, ...others]) assert.match(String(res.headers['x-request-id']), /^[0-9a-f-]{36}$/);
     assert.notEqual(ok.headers['x-request-id'], err.headers['x-request-id']);
     const given = await call(t.app, 'GET', '/v1/me', { key, headers: { 'x-request-id': 'trace-123' } });
     assert.equal(given.headers['x-request-id'], 'trace-123');
