@@ -101,30 +101,20 @@ export function apiGuard(deps: ServiceDeps & { limiter: Limiter }) {
     const cls = needed === WRITE_SCOPE ? 'write' : 'read';
     const now = clock();
     if (touchedLately(principal, now)) return limit(principal.keyId, cls, reply, done);
-    // A step after an await passes what it throws to `done`, as a hook's own
-    // throw would go to Fastify, instead of into a rejected promise nobody
-    // awaits, which would end the process.
-    store.touchKey(principal.keyId, toIso(now)).then(() => {
-      try {
-        touched(principal.keyId, now);
-        limit(principal.keyId, cls, reply, done);
-      } catch (error) {
-        done(error as Error);
-      }
-    }, done);
+    store.touchKey(principal.keyId, toIso(now)).then(
+      () =>
+        continued(done, () => {
+          touched(principal.keyId, now);
+          limit(principal.keyId, cls, reply, done);
+        }),
+      done,
+    );
   }
 
   function limit(keyId: string, cls: LimitClass, reply: FastifyReply, done: Done): void {
     const decision = limiter.consume(keyId, cls);
-    if (decision instanceof Promise) {
-      decision.then((d) => {
-        try {
-          answer(d, reply, done);
-        } catch (error) {
-          done(error as Error);
-        }
-      }, done);
-    } else answer(decision, reply, done);
+    if (decision instanceof Promise) decision.then((d) => continued(done, () => answer(d, reply, done)), done);
+    else answer(decision, reply, done);
   }
 
   /** The request goes on (with the limit's headers) or is refused with 429. */
@@ -155,12 +145,21 @@ export function apiGuard(deps: ServiceDeps & { limiter: Limiter }) {
       // A malformed or mistyped key is refused without a database look-up
       // (DESIGN §2). Its format is checked only when its hash is not already
       // known: a key found before was well formed then and is the same text now.
-      store.findPrincipal(hash, () => isWellFormedKey(token)).then((found) => {
-        try {
-          admit(needed, found, request, reply, done);
-        } catch (error) {
-          done(error as Error);
-        }
-      }, done);
+      store
+        .findPrincipal(hash, () => isWellFormedKey(token))
+        .then((found) => continued(done, () => admit(needed, found, request, reply, done)), done);
     };
+}
+
+/**
+ * A step of the guard after an await: what it throws goes to `done`, as a
+ * hook's own throw goes to Fastify, instead of into a rejected promise
+ * nobody awaits, which would end the process.
+ */
+function continued(done: Done, step: () => void): void {
+  try {
+    step();
+  } catch (error) {
+    done(error as Error);
+  }
 }

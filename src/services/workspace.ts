@@ -20,8 +20,6 @@ interface MeBody {
  */
 export function workspaceService(deps: ServiceDeps) {
   const { config, store } = deps;
-  /** What `GET /v1/me` answers, for each caller. */
-  const mine = new WeakMap<Caller, MeBody>();
 
   function chatsIn(viewer: Viewer, q: { q?: string; projectId?: string; limit: number }) {
     const rows = store.listChats(viewer, {
@@ -38,24 +36,20 @@ export function workspaceService(deps: ServiceDeps) {
 
   return {
     /**
-     * Answered from the caller alone, without waiting: the route sends it as
-     * it is returned. Made once for each caller (the guard makes a caller
-     * once for each principal the store reads), as the caller is.
+     * Answered from the caller alone, without waiting. The route keeps each
+     * caller's answer as it serialized it (src/api/me/routes.ts), so this is
+     * asked once for each caller (the guard makes a caller once for each
+     * principal the store reads).
      */
     me(caller: Caller): MeBody {
-      let me = mine.get(caller);
-      if (me === undefined) {
-        me = Object.freeze({
-          id: caller.user.id,
-          name: caller.user.name,
-          email: caller.user.email,
-          plan: caller.plan,
-          key: { name: caller.keyName, scopes: caller.scopes },
-          organizations: caller.organizations.map((o) => ({ id: o.id, name: o.name })),
-        });
-        mine.set(caller, me);
-      }
-      return me;
+      return {
+        id: caller.user.id,
+        name: caller.user.name,
+        email: caller.user.email,
+        plan: caller.plan,
+        key: { name: caller.keyName, scopes: caller.scopes },
+        organizations: caller.organizations.map((o) => ({ id: o.id, name: o.name })),
+      };
     },
 
     organizations(caller: Caller) {

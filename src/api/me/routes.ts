@@ -7,17 +7,17 @@ import { getMeSchema } from './schemas.js';
 
 export const meRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
   /**
-   * Each caller's body as the route's schema serializes it, kept for as long
-   * as the body: the service makes it once per caller, and anew for a caller
-   * read again after any change (services/workspace.ts).
+   * Each caller's answer as the route's schema serializes it, kept as long
+   * as the caller: the guard makes a caller once for each principal the
+   * store reads, and anew once any change has dropped the access cache, so
+   * a new plan or team shows on the next request.
    */
   const serialized = new WeakMap<object, RenderedJson>();
   app.get('/me', { schema: getMeSchema, config: { scope: READ_SCOPE } }, (req, reply) => {
-    const me = services.workspace.me(req.auth);
-    let json = serialized.get(me);
+    let json = serialized.get(req.auth);
     if (json === undefined) {
-      json = new RenderedJson(reply.serialize(me) as string);
-      serialized.set(me, json);
+      json = new RenderedJson(reply.serialize(services.workspace.me(req.auth)) as string);
+      serialized.set(req.auth, json);
     }
     sendResult(reply, json);
   });
