@@ -229,6 +229,21 @@ describe('API keys', () => {
     await call(t.app, 'GET', '/v1/me', { key: secret });
     assert.equal(await lastUsed(), new Date(t.clock()).toISOString());
   });
+
+  it('counts a last-used time written by another process: not rewritten until its minute has passed', async () => {
+    const user = await t.make.user();
+    const { secret, record } = await t.make.key(user.id);
+    const lastUsed = async () => (await t.store.listKeys(user.id)).find((k) => k.id === record.id)!.lastUsedAt;
+    const elsewhere = new Date(t.clock() - 20_000).toISOString();
+    await t.store.touchKey(record.id, elsewhere);
+    for (let i = 0; i < 3; i++) {
+      await call(t.app, 'GET', '/v1/me', { key: secret });
+      assert.equal(await lastUsed(), elsewhere, `request ${i + 1}`);
+    }
+    t.clock.advance(41_000);
+    await call(t.app, 'GET', '/v1/me', { key: secret });
+    assert.equal(await lastUsed(), new Date(t.clock()).toISOString());
+  });
 });
 
 describe('plans', () => {

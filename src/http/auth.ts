@@ -42,10 +42,10 @@ type Done = (err?: Error) => void;
 export function apiGuard(deps: ServiceDeps & { limiter: Limiter }) {
   const { store, config, clock, limiter } = deps;
   /**
-   * When this process last wrote each key's last-used time. The principal's
-   * own `lastUsedAt` is as the key was read, which the access cache may keep
-   * for long: writing it there would drop every cached principal, once a
-   * minute per active key.
+   * Each key's last-used time as this process last wrote it, or as it first
+   * read it from the principal. The principal's own `lastUsedAt` is as the
+   * key was read, which the access cache may keep for long: writing it there
+   * would drop every cached principal, once a minute per active key.
    */
   const lastTouched = new Map<string, number>();
 
@@ -79,8 +79,16 @@ export function apiGuard(deps: ServiceDeps & { limiter: Limiter }) {
 
   /** Whether the key's last-used time was written less than a minute before `now`. */
   function touchedLately(principal: Principal, now: number): boolean {
-    const lastUsed = lastTouched.get(principal.keyId) ?? (principal.lastUsedAt === null ? null : Date.parse(principal.lastUsedAt));
-    return lastUsed !== null && now - lastUsed < TOUCH_INTERVAL_MS;
+    let lastUsed = lastTouched.get(principal.keyId);
+    if (lastUsed === undefined) {
+      if (principal.lastUsedAt === null) return false;
+      // Written by another process (or this one before a restart): remembered
+      // as if written here, so that it is parsed once, not on every request
+      // of the minute it still covers.
+      lastUsed = Date.parse(principal.lastUsedAt);
+      touched(principal.keyId, lastUsed);
+    }
+    return now - lastUsed < TOUCH_INTERVAL_MS;
   }
 
   function touched(keyId: string, now: number): void {
