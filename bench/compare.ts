@@ -2,7 +2,8 @@
  * Two versions of Folio over HTTP, in alternating short rounds: the working
  * tree against a git revision (default HEAD), both servers running at once on
  * the server core over one copy of the data set of an earlier `npm run
- * bench`, the load generator on the other core. The machine's speed
+ * bench` (a copy each when a scenario writes), the load generator on the
+ * other core. The machine's speed
  * drifts within minutes, so each round measures both, in turns (ABBA…), and
  * what to read is the ratio of the medians and how many rounds agree with
  * it. Two identical versions have differed by up to a third in single rounds
@@ -22,15 +23,18 @@
  *
  * Arguments after `--` are environment variables for the working tree's
  * server only (for example `-- LOG_LEVEL=warn`, with `--base HEAD`, to
- * measure what logging costs). Both versions must have the data set's
- * schema: one with another would upgrade, or refuse, the shared copy.
+ * measure what logging costs). For reads both versions must have the data
+ * set's schema: one with another would upgrade, or refuse, the shared copy.
+ * When a scenario writes, each upgrades its own copy as it starts (a
+ * migration that rebuilds the search index takes a while at 100,000
+ * documents).
  */
 import { spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { LoadResult, LoadSpec } from './load.js';
-import { build, folioEnv, freePort, freshCopy, loadProcess, pinnedNode, run, startFlags, waitFor } from './processes.js';
+import { build, folioEnv, freePort, freshCopy, loadProcess, pinnedNode, removeDatabase, run, startFlags, waitFor } from './processes.js';
 import { busyShares, failures } from './report.js';
 import { checkRoundOptions, median, ROUND_ARGS, savedDataSet } from './rounds.js';
 import { SCENARIOS } from './scenarios.js';
@@ -94,23 +98,28 @@ const builds = { base: build(baseDir), tree: build(ROOT) };
 interface Server {
   child: ChildProcess;
   url: string;
+  /** The database it serves, which a PATCH's load generator reads the current updatedAt from. */
+  db: string;
 }
 
 /**
- * Both servers serve the same copy of the data set (SQLite lets several
- * processes share a database), so that neither reads from a copy the
- * machine's page cache holds less of. Writes of one are seen by the other
- * as another process's commits, as a second instance's would be.
+ * For reads, both servers serve the same copy of the data set (SQLite lets
+ * several processes share a database), so that neither reads from a copy
+ * the machine's page cache holds less of. When a scenario writes, each has
+ * a copy of its own: over one copy, each server's writes would wait for
+ * the other's to commit, and each would drop what it keeps at the other's
+ * commits.
  */
-const db = join(WORK, 'folio.db');
-freshCopy(pristine, db);
+const writes = scenarios.some((id) => SCENARIOS.find((s) => s.id === id)!.writes);
+const dbs = writes ? { base: join(WORK, 'base.db'), tree: join(WORK, 'tree.db') } : { base: join(WORK, 'folio.db'), tree: join(WORK, 'folio.db') };
+for (const db of new Set(Object.values(dbs))) freshCopy(pristine, db);
 
 async function start(name: 'base' | 'tree', env: Record<string, string>): Promise<Server> {
   const port = await freePort();
-  const child = pinnedNode(args['server-core']!, [...startFlags(), join(builds[name], 'src', 'cli', 'index.js'), 'serve'], { ...folioEnv(db, port, 'info'), ...env }, 'ignore');
+  const child = pinnedNode(args['server-core']!, [...startFlags(), join(builds[name], 'src', 'cli', 'index.js'), 'serve'], { ...folioEnv(dbs[name], port, 'info'), ...env }, 'ignore');
   const url = `http://127.0.0.1:${port}`;
   await waitFor(`${url}/healthz`, child, `Folio (${name})`);
-  return { child, url };
+  return { child, url, db: dbs[name] };
 }
 
 /** One measurement by the working tree's load generator, as `npm run bench` runs it. */
@@ -122,7 +131,7 @@ async function load(server: Server, scenario: string, specName = 'load'): Promis
     warmupSeconds: Number(args.warmup),
     durationSeconds: Number(args.duration),
     manifestFile,
-    dbFile: db,
+    dbFile: server.db,
     serverPid: server.child.pid,
   };
   return loadProcess(join(builds.tree, 'bench', 'load.js'), args['load-core']!, spec, join(WORK, `${specName}.json`));
@@ -162,4 +171,5 @@ try {
   for (const s of servers) s.child.kill('SIGTERM');
   await Promise.all(servers.map((s) => new Promise((done) => (s.child.exitCode !== null ? done(null) : s.child.once('exit', done)))));
   removeWorktree();
+  for (const db of new Set(Object.values(dbs))) removeDatabase(db);
 }
