@@ -111,8 +111,10 @@ interface Server {
  * commits.
  */
 const writes = scenarios.some((id) => SCENARIOS.find((s) => s.id === id)!.writes);
-const dbs = writes ? { base: join(WORK, 'base.db'), tree: join(WORK, 'tree.db') } : { base: join(WORK, 'folio.db'), tree: join(WORK, 'folio.db') };
-for (const db of new Set(Object.values(dbs))) freshCopy(pristine, db);
+const shared = join(WORK, 'folio.db');
+const dbs = writes ? { base: join(WORK, 'base.db'), tree: join(WORK, 'tree.db') } : { base: shared, tree: shared };
+const copies = [...new Set(Object.values(dbs))];
+for (const db of copies) freshCopy(pristine, db);
 
 async function start(name: 'base' | 'tree', env: Record<string, string>): Promise<Server> {
   const port = await freePort();
@@ -171,5 +173,5 @@ try {
   for (const s of servers) s.child.kill('SIGTERM');
   await Promise.all(servers.map((s) => new Promise((done) => (s.child.exitCode !== null ? done(null) : s.child.once('exit', done)))));
   removeWorktree();
-  for (const db of new Set(Object.values(dbs))) removeDatabase(db);
+  for (const db of copies) removeDatabase(db);
 }

@@ -91,9 +91,9 @@ export function apiGuard(deps: ServiceDeps & { limiter: Limiter }) {
     return now - lastUsed < TOUCH_INTERVAL_MS;
   }
 
-  function touched(keyId: string, now: number): void {
+  function touched(keyId: string, at: number): void {
     if (lastTouched.size >= MAX_TOUCHED) lastTouched.clear();
-    lastTouched.set(keyId, now);
+    lastTouched.set(keyId, at);
   }
 
   /** Scope and plan of a known key; then its last-used time, if due, and the rate limit. */
