@@ -11,6 +11,8 @@ export interface Config {
   redisUrl: string | null;
   /** Base of the `url` fields, without a trailing slash. */
   publicAppUrl: string;
+  /** The server's own base address, `http://HOST:PORT` (the wildcard addresses as localhost): the API is under `/v1` there. */
+  serverUrl: string;
   apiPlans: string[];
   readLimitPerMin: number;
   writeLimitPerMin: number;
@@ -72,8 +74,10 @@ function parseUrl(name: string, raw: string): string {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new ConfigError(name, `must be an http or https URL, got "${raw}"`);
   }
-  // Paths are appended to it (`/documents/{id}`): a query or fragment would end up before them.
-  if (url.search !== '' || url.hash !== '') {
+  // Paths are appended to it (`/documents/{id}`): a query or fragment would
+  // end up before them. An empty one (`…/?`, `…/#`) reads as '' in the URL's
+  // fields, so the text is asked as well.
+  if (url.search !== '' || url.hash !== '' || /[?#]/.test(raw)) {
     throw new ConfigError(name, `must be a base URL without "?" or "#", got "${raw}"`);
   }
   return url.toString().replace(/\/+$/, '');
@@ -82,11 +86,23 @@ function parseUrl(name: string, raw: string): string {
 /** A DNS host name: dot-separated labels of letters, digits and inner hyphens. */
 const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
 
+/**
+ * The server's own address as a URL. A URL cannot hold an IPv6 address's
+ * zone (`fe80::1%eth0`), so it is left out; the wildcard addresses are
+ * reached as localhost.
+ */
+function ownUrl(host: string, port: number): string {
+  const name = host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host.replace(/%.*$/, '')}]` : host;
+  return new URL(`http://${name}:${port}`).toString().replace(/\/$/, '');
+}
+
 /** Reads and validates the configuration; throws ConfigError naming the first bad variable. */
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 8787, 0, 65535);
   const host = text(env, 'HOST') ?? '127.0.0.1';
-  if (isIP(host) === 0 && !HOST_NAME.test(host)) {
+  // A name whose last label is a number is no host name but a malformed
+  // IPv4 address (256.1.1.1, 1.2.3.4.5), as URLs read it too.
+  if (isIP(host) === 0 && (!HOST_NAME.test(host) || /(^|\.)(\d+|0x[0-9a-f]*)$/i.test(host))) {
     throw new ConfigError('HOST', `expected an IP address or a host name such as 0.0.0.0 or localhost, got "${host}"`);
   }
   const databaseUrl = text(env, 'DATABASE_URL') ?? 'sqlite:./data/folio.db';
@@ -97,8 +113,8 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('REDIS_URL', 'Redis is not supported by this version of Folio yet; unset it to keep rate limits in memory');
   }
 
-  const publicHost = host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
-  const publicAppUrl = parseUrl('PUBLIC_APP_URL', text(env, 'PUBLIC_APP_URL') ?? `http://${publicHost}:${port}`);
+  const serverUrl = ownUrl(host, port);
+  const publicAppUrl = parseUrl('PUBLIC_APP_URL', text(env, 'PUBLIC_APP_URL') ?? serverUrl);
 
   const plansRaw = text(env, 'API_PLANS') ?? 'pro,team,enterprise';
   const apiPlans = plansRaw.split(',').map((p) => p.trim()).filter((p) => p !== '');
@@ -119,6 +135,7 @@ export function loadConfig(env: Env = process.env): Config {
     database,
     redisUrl,
     publicAppUrl,
+    serverUrl,
     apiPlans,
     readLimitPerMin: integer(env, 'READ_LIMIT_PER_MIN', 120, 1, 1_000_000_000),
     writeLimitPerMin: integer(env, 'WRITE_LIMIT_PER_MIN', 30, 1, 1_000_000_000),

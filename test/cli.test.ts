@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import { run } from '../src/cli/program.js';
 import { buildApp } from '../src/app.js';
 import { openSqliteStore } from '../src/store/sqlite/store.js';
+import { openDatabase } from '../src/store/sqlite/database.js';
 import { call, testConfig } from './helpers.js';
 
 /** Runs `folio …` in process against the database of `env`, capturing its output. */
@@ -222,7 +223,9 @@ describe('folio command line', () => {
   it('creates the demo workspace once, with fresh keys on every run', async () => {
     const first = await json(env, 'demo');
     assert.deepEqual(Object.keys(first).sort(), ['baseUrl', 'key', 'userId', 'writeKey']);
-    assert.equal(first.baseUrl, 'https://folio.test/v1');
+    // The API where `npm start` serves it with this configuration, not PUBLIC_APP_URL (the `url` fields' base).
+    assert.equal(first.baseUrl, 'http://127.0.0.1:8787/v1');
+    assert.equal((await json({ ...env, HOST: '0.0.0.0', PORT: '9100' }, 'demo')).baseUrl, 'http://localhost:9100/v1');
     const second = await json(env, 'demo');
     assert.equal(second.userId, first.userId);
     assert.notEqual(second.key, first.key);
@@ -251,7 +254,7 @@ describe('folio command line', () => {
       const written = await call(app, 'POST', '/v1/documents', { key: second.writeKey, body: { title: 't', contentMarkdown: 'x' } });
       assert.equal(written.status, 201);
       const readable = await folio(env, 'demo');
-      assert.match(readable.stdout, /curl -s -H "Authorization: Bearer fol_\w+" https:\/\/folio\.test\/v1\/documents/);
+      assert.match(readable.stdout, /curl -s -H "Authorization: Bearer fol_\w+" http:\/\/127\.0\.0\.1:8787\/v1\/documents/);
     } finally {
       await app.close();
       await store.close();
@@ -329,6 +332,46 @@ describe('folio command line', () => {
       }
     } finally {
       busy.close();
+    }
+  });
+
+  it('reads while another process holds the write lock, and says the database is busy when a write waits too long', async () => {
+    const file = env.DATABASE_URL!.slice('sqlite:'.length);
+    const u = await json(env, 'user', 'create', '--email', 'locked@example.com');
+    const holder = openDatabase(file);
+    holder.exec('BEGIN IMMEDIATE');
+    try {
+      // Opening the store took the write lock to look for migrations: this waited 5 s and failed.
+      const listed = await json(env, 'key', 'list', '--user', u.id);
+      assert.deepEqual(listed.keys, []);
+      const started = Date.now();
+      await fails(env, /^folio: the database is busy: another process held its write lock for more than 5 s .*try again$/, 'user', 'create', '--email', 'late@example.com');
+      assert.ok(Date.now() - started >= 4_000, 'it waited for the lock first');
+    } finally {
+      holder.exec('ROLLBACK');
+      holder.close();
+    }
+    assert.match((await json(env, 'user', 'create', '--email', 'late@example.com')).id, /^user_/);
+  });
+
+  it('says what is wrong with a .env that cannot be read, as the first line of its error output', async () => {
+    const exec = promisify(execFile);
+    const cwd = mkdtempSync(join(tmpdir(), 'folio-env-'));
+    try {
+      mkdirSync(join(cwd, '.env'));
+      const entry = join(process.cwd(), 'src/cli/index.ts');
+      await assert.rejects(
+        // tsx named by its file: the working directory is outside the project.
+        exec(process.execPath, ['--import', import.meta.resolve('tsx'), entry, 'migrate', '--json'], { cwd, env: { ...process.env, ...env } }),
+        (err: any) => {
+          assert.equal(err.code, 1);
+          assert.equal(err.stdout, '');
+          assert.equal(err.stderr, `folio: .env: cannot read the configuration file in ${cwd}: it is not a file\n`);
+          return true;
+        },
+      );
+    } finally {
+      rmSync(cwd, { recursive: true, force: true });
     }
   });
 

@@ -44,7 +44,11 @@ describe('configuration', () => {
     assert.equal(c.bodyBytesInFlight, 65536);
     assert.equal(c.logLevel, 'warn');
     assert.equal(loadConfig({ HOST: '0.0.0.0' }).publicAppUrl, 'http://localhost:8787');
-    for (const host of ['localhost', 'folio-1.internal.example', '10.0.0.7', '::1', 'fe80::1']) assert.equal(loadConfig({ HOST: host }).host, host);
+    for (const host of ['localhost', 'folio-1.internal.example', '10.0.0.7', '::1', 'fe80::1', 'fe80::1%lo', 'db1.example']) assert.equal(loadConfig({ HOST: host }).host, host);
+    // The server's own address, and the default base of the `url` fields: a URL holds no IPv6 zone.
+    assert.equal(loadConfig({ HOST: 'fe80::1%lo' }).publicAppUrl, 'http://[fe80::1]:8787');
+    assert.equal(loadConfig({ HOST: '::1', PORT: '9000' }).serverUrl, 'http://[::1]:9000');
+    assert.equal(loadConfig({ HOST: '::', PUBLIC_APP_URL: 'https://docs.example.com' }).serverUrl, 'http://localhost:8787');
   });
 
   it('stops on a bad value with a message naming the variable', () => {
@@ -59,9 +63,16 @@ describe('configuration', () => {
       ['PUBLIC_APP_URL', 'ftp://example.com'],
       ['PUBLIC_APP_URL', 'https://x.example/app?ref=1'],
       ['PUBLIC_APP_URL', 'https://x.example/app#top'],
+      // Empty, a query or fragment reads as '' in the URL's fields, and would still come before every path.
+      ['PUBLIC_APP_URL', 'http://x.example/?'],
+      ['PUBLIC_APP_URL', 'http://x.example/#'],
       ['HOST', 'bad host'],
       ['HOST', 'host_name.example'],
       ['HOST', '-lead.example'],
+      // Not host names but malformed IPv4 addresses: they were taken, and then refused as a PUBLIC_APP_URL never set.
+      ['HOST', '256.1.1.1'],
+      ['HOST', '1.2.3.4.5'],
+      ['HOST', 'example.0x1f'],
       ['API_PLANS', ' , '],
       ['API_PLANS', 'Pro Plan'],
       ['READ_LIMIT_PER_MIN', '0'],

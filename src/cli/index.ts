@@ -1,11 +1,25 @@
 #!/usr/bin/env -S node --max-semi-space-size=4 --heap-growing-percent=30
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { run } from './program.js';
 
 // A .env file in the working directory supplies configuration, as for the server.
-if (existsSync('.env')) process.loadEnvFile('.env');
+function loadEnvFile(): boolean {
+  if (!existsSync('.env')) return true;
+  let problem: string;
+  try {
+    if (statSync('.env').isFile()) {
+      process.loadEnvFile('.env');
+      return true;
+    }
+    problem = 'it is not a file';
+  } catch (err) {
+    problem = (err as Error).message;
+  }
+  process.stderr.write(`folio: .env: cannot read the configuration file in ${process.cwd()}: ${problem}\n`);
+  return false;
+}
 
-process.exitCode = await run(process.argv.slice(2), {
+process.exitCode = !loadEnvFile() ? 1 : await run(process.argv.slice(2), {
   out: (text) => process.stdout.write(`${text}\n`),
   err: (text) => process.stderr.write(`${text}\n`),
   env: process.env,

@@ -1,4 +1,5 @@
 import { ConfigError, type Config } from '../config.js';
+import { isBusy } from './sqlite/database.js';
 import { openSqliteStore, type SqliteStoreOptions } from './sqlite/store.js';
 import type { Store } from './store.js';
 
@@ -10,7 +11,8 @@ export async function openStore(config: Pick<Config, 'database'>, options: Sqlit
     // SQLite's refusals (not a database, cannot open) and the file system's
     // (no permission, not a directory) are the operator's to fix.
     const code = (err as { code?: unknown }).code;
-    if (typeof code === 'string' && /^(SQLITE_|E[A-Z]+$)/.test(code)) {
+    // Another process's write lock held too long is no fault of the URL's (the command line says so: program.ts).
+    if (typeof code === 'string' && /^(SQLITE_|E[A-Z]+$)/.test(code) && !isBusy(err)) {
       throw new ConfigError('DATABASE_URL', `cannot open the database file "${config.database.file}": ${(err as Error).message}`);
     }
     throw err;

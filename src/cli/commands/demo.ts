@@ -9,7 +9,8 @@ export function registerDemo(program: Command, ctx: CliContext): void {
     .option('--json', 'print one JSON object')
     .action(async (_opts, cmd: Command) => {
       const demo = await ensureDemoWorkspace(await ctx.admin(), await ctx.store());
-      const baseUrl = `${ctx.config().publicAppUrl}/v1`;
+      // The API's address on this machine, where `npm start` serves it (PUBLIC_APP_URL is only the base of the `url` fields).
+      const baseUrl = `${ctx.config().serverUrl}/v1`;
       const text = [
         demo.created ? 'Created the demo workspace for demo@folio.local.' : 'The demo workspace already exists; here are fresh keys for it.',
         '',

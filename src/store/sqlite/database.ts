@@ -6,6 +6,15 @@ import { migrations } from './migrations.js';
 
 export type Db = Database.Database;
 
+/** How long a connection waits for another's write lock before it gives up with SQLITE_BUSY. */
+export const BUSY_TIMEOUT_MS = 5000;
+
+/** True for SQLite's refusal after waiting BUSY_TIMEOUT_MS for another connection's lock. */
+export function isBusy(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
+}
+
 /** Opens (creating it if needed) a SQLite database in WAL mode. */
 export function openDatabase(file: string): Db {
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
@@ -13,7 +22,7 @@ export function openDatabase(file: string): Db {
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
   db.pragma('foreign_keys = ON');
-  db.pragma('busy_timeout = 5000');
+  db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   db.pragma('cache_size = -32000');
   // Each write of a group commit runs in its own savepoint (group-commit.ts),
   // whose undo journal SQLite spills to a temporary file past 64 KiB: at
@@ -36,8 +45,12 @@ export function migrate(db: Db, onStart?: MigrationNotice): void {
   // What a migration computes as the store does (migrations.ts).
   db.function('folio_fold_title', { deterministic: true }, (title) => foldTitle(String(title)));
   db.function('folio_search_text', { deterministic: true }, (text) => searchText(String(text)));
+  const current = () => db.pragma('user_version', { simple: true }) as number;
+  // Up to date, as almost always: no write lock is taken, so that opening
+  // the database never waits for another process's write.
+  if (current() === migrations.length) return;
   const run = db.transaction(() => {
-    const version = db.pragma('user_version', { simple: true }) as number;
+    const version = current();
     if (version < migrations.length) onStart?.(version, migrations.length);
     for (let i = version; i < migrations.length; i++) {
       db.exec(migrations[i]!);
