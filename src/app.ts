@@ -9,7 +9,7 @@ import { InvalidRequest } from './errors.js';
 import { systemClock, type Clock } from './domain/time.js';
 import { apiGuard } from './http/auth.js';
 import { limitBodiesInFlight, type ByteBudget } from './http/body-budget.js';
-import { answerClientError, answerFrameworkError, installErrorHandling, routeGuards } from './http/errors.js';
+import { answerBeforeFastify, answerClientError, answerFrameworkError, installErrorHandling, routeGuards } from './http/errors.js';
 import { registerOpenApi } from './http/openapi.js';
 import { hookList } from './http/route-hooks.js';
 import { coalesceWrites } from './http/write-coalescing.js';
@@ -148,7 +148,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 65_536 },
     frameworkErrors: answerFrameworkError(guards),
     clientErrorHandler: answerClientError,
+    // Node answers an HTTP/1.1 request without a Host header with a bare 400
+    // of its own; the hook below answers it in the envelope instead.
+    http: { requireHostHeader: false },
   }).withTypeProvider<TypeBoxTypeProvider>();
+  answerBeforeFastify(app);
 
   app.setValidatorCompiler(validatorCompiler());
   app.removeContentTypeParser(['text/plain']);
@@ -165,6 +169,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    // RFC 9112 §3.2: a server answers 400 to an HTTP/1.1 request without one.
+    if (request.headers.host === undefined && request.raw.httpVersion === '1.1') {
+      reply.code(400).send(new InvalidRequest('The request has no Host header, which HTTP/1.1 requires.').toBody());
+      return;
+    }
     done();
   });
   coalesceWrites(app);

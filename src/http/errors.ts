@@ -162,11 +162,33 @@ export function answerClientError(this: FastifyInstance, err: Error & { code?: s
   const error =
     (err.code === undefined ? undefined : PARSER_ERRORS[err.code]?.()) ??
     new InvalidRequest('The request is not valid HTTP: check its request line and headers.');
+  answerOnSocket(this, socket, error, { code: err.code }, 'request refused by the HTTP parser');
+  socket.destroy(err);
+}
+
+/**
+ * What Node's HTTP server would otherwise answer itself, outside the
+ * envelope: a CONNECT request (no answer at all: its connection was closed)
+ * is a method nothing answers, 404 (DESIGN §3); an `Expect` other than
+ * `100-continue` (a bare 417, which the spec does not list) is ignored as
+ * any unknown header is, and the request served.
+ */
+export function answerBeforeFastify(app: FastifyInstance): void {
+  app.server.on('connect', (_req: unknown, socket: Socket) => {
+    if (socket.destroyed) return;
+    answerOnSocket(app, socket, new NotFound('No endpoint answers this method.'), { method: 'CONNECT' }, 'request refused before routing');
+    socket.destroySoon();
+  });
+  app.server.on('checkExpectation', (req, res) => app.server.emit('request', req, res));
+}
+
+/** Writes `error` in the envelope straight to the socket, with a request id and a log line, and asks to close the connection. */
+function answerOnSocket(app: FastifyInstance, socket: Socket, error: ApiError, fields: object, message: string): void {
   const body = JSON.stringify(error.toBody());
   const id = randomUUID();
-  this.log.info({ reqId: id, statusCode: error.status, code: err.code }, 'request refused by the HTTP parser');
+  app.log.info({ reqId: id, statusCode: error.status, ...fields }, message);
   // Responses finished before this one are written first (write-coalescing.ts).
-  this.writeHeldResponses?.();
+  app.writeHeldResponses?.();
   // As Node does: not into the middle of a response going out on this connection.
   const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean; writableEnded?: boolean } | null })._httpMessage;
   if (socket.writable && !(inFlight?.headersSent && !inFlight.writableEnded)) {
@@ -175,5 +197,4 @@ export function answerClientError(this: FastifyInstance, err: Error & { code?: s
         `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${id}\r\nConnection: close\r\n\r\n${body}`,
     );
   }
-  socket.destroy(err);
 }

@@ -26,10 +26,15 @@ export const documentRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
 
   // `/documents/` names no document: an unknown path like any other with a
   // trailing slash (404 without a key), not `/documents/{id}` with an empty id.
+  // Answered before its body is read: a body that is not JSON, or too large,
+  // must not make it a 400 (DESIGN §3), as for any other unknown path.
   app.route({
     method: ['GET', 'HEAD', 'PATCH'],
     url: '/documents/',
     schema: { hide: true },
+    onRequest: (_req, reply, _done) => {
+      reply.callNotFound();
+    },
     handler: (_req, reply) => reply.callNotFound(),
   });
 };
