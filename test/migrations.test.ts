@@ -9,7 +9,7 @@ import { migrations, SEARCH_TOKENIZER } from '../src/store/sqlite/migrations.js'
 import { scopeTokens } from '../src/store/sqlite/search.js';
 import { openSqliteStore } from '../src/store/sqlite/store.js';
 import type { Store } from '../src/store/store.js';
-import { foldTitle } from '../src/domain/search.js';
+import { FOLDED_BY_FOLIO, foldTitle, searchTerms } from '../src/domain/search.js';
 import { readDocument } from './helpers.js';
 
 /**
@@ -247,5 +247,63 @@ describe('migration 11: the search index reads text without the diacritics of ev
     assert.equal(edited.status, 'updated');
     assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 20, terms: ['ελληνικα'] })), []);
     assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 20, terms: ['renamed', 'nothing'] })), [written[0]!.id]);
+  });
+});
+
+describe('migration 13: the search index reads the text it folds in lower case', () => {
+  let dir: string;
+  let file: string;
+  let store: Store;
+  const user = 'user_migrationowner0013';
+  const viewer = { userId: user, orgId: null };
+  const written = [
+    { id: '00000000-0000-4000-8000-000000000131', title: 'ᏣᎳᎩ', content: 'ᲡᲐᲥᲐᲠᲗᲕᲔᲚᲝ and Ελληνικά' },
+    { id: '00000000-0000-4000-8000-000000000132', title: 'Plain notes', content: 'ascii only' },
+  ];
+  const ids = (rows: { id: string }[]) => rows.map((r) => r.id);
+  // searchText as schema 12 indexed it: folded, but not lowered.
+  const before12 = (text: string) => (FOLDED_BY_FOLIO.test(text) ? text.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').normalize('NFC') : text);
+
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'folio-migrate-13-'));
+    file = join(dir, 'folio.db');
+    const db = openDatabase(file);
+    db.function('folio_fold_title', { deterministic: true }, (title) => foldTitle(String(title)));
+    db.function('folio_search_text', { deterministic: true }, (text) => before12(String(text)));
+    for (let i = 0; i < 12; i++) db.exec(migrations[i]!);
+    db.pragma('user_version = 12');
+    const at = '2026-01-01T00:00:00.000Z';
+    db.prepare('INSERT INTO users (id, email, name, plan, created_at) VALUES (?, ?, ?, ?, ?)').run(user, 'm13@folio.test', 'M', 'pro', at);
+    written.forEach((d, i) => {
+      const seq = i + 1;
+      db.prepare(
+        `INSERT INTO documents (seq, id, workspace_id, creator_id, project_id, thread_id, title, created_at, sort_at, high_water_at)
+         VALUES (?, ?, ?, ?, NULL, NULL, ?, ?, ?, ?)`,
+      ).run(seq, d.id, user, user, d.title, at, at, at);
+      db.prepare('INSERT INTO document_contents (seq, content) VALUES (?, ?)').run(seq, d.content);
+      db.prepare('INSERT INTO documents_fts (rowid, title, content, scope) VALUES (?, ?, ?, ?)').run(-seq, before12(d.title), before12(d.content), scopeTokens(user, null));
+    });
+    db.close();
+    store = openSqliteStore(file);
+  });
+  after(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('indexes every document again, so that capitals the tokenizer does not fold are found in either case', async () => {
+    for (const q of ['ᏣᎳᎩ', 'ꮳꮃꭹ', 'საქართველო', 'ᲡᲐᲥ', 'ΕΛΛΗΝΙΚΑ']) {
+      assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 20, terms: searchTerms(q) })), [written[0]!.id], q);
+    }
+    assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 20, terms: ['plain', 'ascii'] })), [written[1]!.id]);
+    const db = new Database(file, { readonly: true });
+    try {
+      db.exec(`CREATE VIRTUAL TABLE temp.words USING fts5vocab(main, documents_fts, 'instance')`);
+      const terms = db.prepare(`SELECT term FROM temp.words WHERE col IN ('title', 'content') ORDER BY term`).pluck().all() as string[];
+      // No word as it was indexed before is left, and none twice.
+      assert.equal(terms.join(' '), 'and ascii notes only plain ελληνικα საქართველო ꮳꮃꭹ');
+    } finally {
+      db.close();
+    }
   });
 });

@@ -179,6 +179,33 @@ describe('document search', () => {
     );
   });
 
+  it('is case-insensitive in scripts whose capitals the tokenizer does not fold, and finds text typed as it was written', async () => {
+    const user = await t.make.user();
+    const own = (await t.make.key(user.id)).secret;
+    const found = async (q: string) => {
+      const res = await call(t.app, 'GET', `/v1/documents?q=${encodeURIComponent(q)}`, { key: own });
+      assert.equal(res.status, 200);
+      return res.body.documents.map((d: any) => d.title) as string[];
+    };
+    const cherokee = 'ᏣᎳᎩ notes';
+    const georgian = 'ᲡᲐᲥᲐᲠᲗᲕᲔᲚᲝ report';
+    const adlam = '𞤀𞤣𞤤𞤢𞤥 list';
+    const latin = 'Ꞵeta release';
+    for (const title of [cherokee, georgian, adlam, latin]) await t.make.document(user.id, { title, content: 'Body.' });
+    const cases: [string, string[]][] = [
+      ['ᏣᎳᎩ', [cherokee]],
+      ['ꮳꮃꭹ', [cherokee]],
+      ['ꮳꮃ', [cherokee]],
+      ['ᲡᲐᲥᲐᲠᲗᲕᲔᲚᲝ', [georgian]],
+      ['საქართველო', [georgian]],
+      ['𞤀𞤣𞤤𞤢𞤥', [adlam]],
+      ['𞤢𞤣𞤤𞤢𞤥', [adlam]],
+      ['ꞵeta', [latin]],
+      ['ꞴETA', [latin]],
+    ];
+    for (const [q, expected] of cases) assert.deepEqual(await found(q), expected, q);
+  });
+
   it('splits queries into words the way the index does', () => {
     // Accents the index's tokenizer removes itself are left to it (FOLDED_BY_FOLIO).
     assert.deepEqual(searchTerms('C++ and "Café"'), ['c', 'and', 'café']);
@@ -219,6 +246,33 @@ describe('document search', () => {
     db.close();
     assert.ok(checked > 100_000, `checked ${checked} characters`);
     assert.deepEqual(split, []);
+  });
+});
+
+describe('letters with a lower and an upper case', () => {
+  it('are found in either case, in every script, whatever the case of the document', () => {
+    // The tokenizer folds the case of older scripts only; searchText lowers
+    // the rest as searchTerms lowers queries.
+    const { db, wordsOf } = tokenizerTable('instance');
+    const indexed = (text: string) => wordsOf(searchText(text)).join(' ');
+    const asked = (q: string) => searchTerms(q).flatMap((term) => wordsOf(term)).join(' ');
+    const wrong: string[] = [];
+    let cased = 0;
+    for (let cp = 0; cp <= 0x10ffff; cp++) {
+      if (cp >= 0xd800 && cp <= 0xdfff) continue;
+      const c = String.fromCodePoint(cp);
+      // A capital with a small letter of its own, one for one both ways
+      // (not ı's I, whose small letter is i, nor ᾈ's ἈΙ).
+      const small = c.toLowerCase();
+      if (!/\p{Lu}|\p{Lt}/u.test(c) || [...small].length !== 1 || small === c || small.toUpperCase() !== c) continue;
+      cased++;
+      const [lower, upper] = [`a${small}b`, `A${c}B`];
+      const words = new Set([indexed(lower), indexed(upper), asked(lower), asked(upper)]);
+      if (words.size !== 1) wrong.push(`U+${cp.toString(16).toUpperCase()} ${[...words].join(' / ')}`);
+    }
+    db.close();
+    assert.ok(cased > 1000, `checked ${cased} capitals`);
+    assert.deepEqual(wrong, []);
   });
 });
 

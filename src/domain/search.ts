@@ -40,21 +40,30 @@ export const FOLDED_BY_FOLIO =
  * "ελληνικα" would not find "Ελληνικά", nor "ore" "Øre". Scripts whose
  * marks are part of their letters (Devanagari's vowel signs, Hebrew's and
  * Arabic's points) keep them, and the text is composed again (NFC), so that
- * a Korean syllable stays one letter. The store indexes documents through
- * this (documents.ts); a change here needs a migration that indexes again
- * every document it changes, as migration 11 did.
+ * a Korean syllable stays one letter; and lower case (foldText). The store
+ * indexes documents through this (documents.ts); a change here needs a
+ * migration that indexes again every document it changes, as migrations 11
+ * and 13 did.
  */
 export function searchText(text: string): string {
   return FOLDED_BY_FOLIO.test(text) ? foldText(text) : text;
 }
 
-/** searchText's folding, of any text. */
+/**
+ * searchText's folding, of any text. It ends in lower case, as searchTerms
+ * lowers queries: the tokenizer's own case folding stops at the letters of
+ * Unicode 6 or so, and leaves Cherokee, Georgian's capitals (Mtavruli),
+ * Adlam, Osage and later Latin and Cyrillic capitals as they are, which a
+ * query lowered in JavaScript then never matched, even one typed exactly as
+ * the document wrote it (test/search.test.ts checks every cased letter).
+ */
 export function foldText(text: string): string {
   return text
     .normalize('NFKD')
     .replace(DIACRITICS, '')
     .replace(SPELLED_OUT, (c) => SPELLED[c]!)
-    .normalize('NFC');
+    .normalize('NFC')
+    .toLowerCase();
 }
 
 /**
