@@ -186,6 +186,61 @@ describe('migrations from the first schema: seq counting up, one-letter prefixes
  * Latin are indexed again as searchText reads them, the others are left as
  * they were, and edits afterwards remove exactly what the index holds.
  */
+/** Documents as an older schema wrote them: one user's, outside projects. */
+interface OldDocument {
+  id: string;
+  title: string;
+  content: string;
+}
+
+/**
+ * Writes a database at schema `version` into `file`: the migrations before
+ * it (with `searchText` as their folio_search_text), `user`, and each
+ * document with its search index entry, under `rowid(seq)` and its text as
+ * `indexed` makes it, as that schema indexed them.
+ */
+function databaseAt(
+  file: string,
+  version: number,
+  user: string,
+  documents: readonly OldDocument[],
+  index: { rowid: (seq: number) => number; indexed: (text: string) => string; searchText?: (text: string) => string },
+): void {
+  const db = openDatabase(file);
+  db.function('folio_fold_title', { deterministic: true }, (title) => foldTitle(String(title)));
+  if (index.searchText) db.function('folio_search_text', { deterministic: true }, (text) => index.searchText!(String(text)));
+  for (let i = 0; i < version; i++) db.exec(migrations[i]!);
+  db.pragma(`user_version = ${version}`);
+  const at = '2026-01-01T00:00:00.000Z';
+  db.prepare('INSERT INTO users (id, email, name, plan, created_at) VALUES (?, ?, ?, ?, ?)').run(user, `${user}@folio.test`, 'M', 'pro', at);
+  documents.forEach((d, i) => {
+    const seq = i + 1;
+    db.prepare(
+      `INSERT INTO documents (seq, id, workspace_id, creator_id, project_id, thread_id, title, created_at, sort_at, high_water_at)
+       VALUES (?, ?, ?, ?, NULL, NULL, ?, ?, ?, ?)`,
+    ).run(seq, d.id, user, user, d.title, at, at, at);
+    db.prepare('INSERT INTO document_contents (seq, content) VALUES (?, ?)').run(seq, d.content);
+    db.prepare('INSERT INTO documents_fts (rowid, title, content, scope) VALUES (?, ?, ?, ?)').run(
+      index.rowid(seq),
+      index.indexed(d.title),
+      index.indexed(d.content),
+      scopeTokens(user, null),
+    );
+  });
+  db.close();
+}
+
+/** The words of titles and content in the search index of `file`, in order, each once for each document that has it. */
+function indexedWords(file: string): string {
+  const db = new Database(file, { readonly: true });
+  try {
+    db.exec(`CREATE VIRTUAL TABLE temp.words USING fts5vocab(main, documents_fts, 'instance')`);
+    return (db.prepare(`SELECT term FROM temp.words WHERE col IN ('title', 'content') ORDER BY term`).pluck().all() as string[]).join(' ');
+  } finally {
+    db.close();
+  }
+}
+
 describe('migration 11: the search index reads text without the diacritics of every script', () => {
   let dir: string;
   let file: string;
@@ -198,28 +253,11 @@ describe('migration 11: the search index reads text without the diacritics of ev
     { id: '00000000-0000-4000-8000-000000000013', title: 'Café', content: 'crème, which the tokenizer folded already' },
   ];
   const ids = (rows: { id: string }[]) => rows.map((r) => r.id);
-  const terms = (db: Database.Database) =>
-    (db.prepare(`SELECT term FROM temp.words WHERE col IN ('title', 'content') ORDER BY term`).pluck().all() as string[]).join(' ');
 
   before(() => {
     dir = mkdtempSync(join(tmpdir(), 'folio-migrate-11-'));
     file = join(dir, 'folio.db');
-    const db = openDatabase(file);
-    db.function('folio_fold_title', { deterministic: true }, (title) => foldTitle(String(title)));
-    for (let i = 0; i < 10; i++) db.exec(migrations[i]!);
-    db.pragma('user_version = 10');
-    const at = '2026-01-01T00:00:00.000Z';
-    db.prepare('INSERT INTO users (id, email, name, plan, created_at) VALUES (?, ?, ?, ?, ?)').run(user, 'm11@folio.test', 'M', 'pro', at);
-    written.forEach((d, i) => {
-      const seq = i + 1;
-      db.prepare(
-        `INSERT INTO documents (seq, id, workspace_id, creator_id, project_id, thread_id, title, created_at, sort_at, high_water_at)
-         VALUES (?, ?, ?, ?, NULL, NULL, ?, ?, ?, ?)`,
-      ).run(seq, d.id, user, user, d.title, at, at, at);
-      db.prepare('INSERT INTO document_contents (seq, content) VALUES (?, ?)').run(seq, d.content);
-      db.prepare('INSERT INTO documents_fts (rowid, title, content, scope) VALUES (?, ?, ?, ?)').run(seq, d.title, d.content, scopeTokens(user, null));
-    });
-    db.close();
+    databaseAt(file, 10, user, written, { rowid: (seq) => seq, indexed: (text) => text });
     store = openSqliteStore(file);
   });
   after(async () => {
@@ -232,14 +270,8 @@ describe('migration 11: the search index reads text without the diacritics of ev
     assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 20, terms: ['oresund', 'κειμενο'] })), [written[0]!.id]);
     assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 20, terms: ['creme'] })), [written[2]!.id]);
     assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 20, terms: ['ascii'] })), [written[1]!.id]);
-    const db = new Database(file, { readonly: true });
-    try {
-      db.exec(`CREATE VIRTUAL TABLE temp.words USING fts5vocab(main, documents_fts, 'instance')`);
-      // No word as it was indexed before is left, and none twice.
-      assert.equal(terms(db), 'already ascii cafe creme folded notes only oresund plain the tokenizer which για ελληνικα κειμενο το');
-    } finally {
-      db.close();
-    }
+    // No word as it was indexed before is left, and none twice.
+    assert.equal(indexedWords(file), 'already ascii cafe creme folded notes only oresund plain the tokenizer which για ελληνικα κειμενο το');
   });
 
   it('edits such a document afterwards so that only its new words are found', async () => {
@@ -267,23 +299,7 @@ describe('migration 13: the search index reads the text it folds in lower case',
   before(() => {
     dir = mkdtempSync(join(tmpdir(), 'folio-migrate-13-'));
     file = join(dir, 'folio.db');
-    const db = openDatabase(file);
-    db.function('folio_fold_title', { deterministic: true }, (title) => foldTitle(String(title)));
-    db.function('folio_search_text', { deterministic: true }, (text) => before12(String(text)));
-    for (let i = 0; i < 12; i++) db.exec(migrations[i]!);
-    db.pragma('user_version = 12');
-    const at = '2026-01-01T00:00:00.000Z';
-    db.prepare('INSERT INTO users (id, email, name, plan, created_at) VALUES (?, ?, ?, ?, ?)').run(user, 'm13@folio.test', 'M', 'pro', at);
-    written.forEach((d, i) => {
-      const seq = i + 1;
-      db.prepare(
-        `INSERT INTO documents (seq, id, workspace_id, creator_id, project_id, thread_id, title, created_at, sort_at, high_water_at)
-         VALUES (?, ?, ?, ?, NULL, NULL, ?, ?, ?, ?)`,
-      ).run(seq, d.id, user, user, d.title, at, at, at);
-      db.prepare('INSERT INTO document_contents (seq, content) VALUES (?, ?)').run(seq, d.content);
-      db.prepare('INSERT INTO documents_fts (rowid, title, content, scope) VALUES (?, ?, ?, ?)').run(-seq, before12(d.title), before12(d.content), scopeTokens(user, null));
-    });
-    db.close();
+    databaseAt(file, 12, user, written, { rowid: (seq) => -seq, indexed: before12, searchText: before12 });
     store = openSqliteStore(file);
   });
   after(async () => {
@@ -296,14 +312,7 @@ describe('migration 13: the search index reads the text it folds in lower case',
       assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 20, terms: searchTerms(q) })), [written[0]!.id], q);
     }
     assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 20, terms: ['plain', 'ascii'] })), [written[1]!.id]);
-    const db = new Database(file, { readonly: true });
-    try {
-      db.exec(`CREATE VIRTUAL TABLE temp.words USING fts5vocab(main, documents_fts, 'instance')`);
-      const terms = db.prepare(`SELECT term FROM temp.words WHERE col IN ('title', 'content') ORDER BY term`).pluck().all() as string[];
-      // No word as it was indexed before is left, and none twice.
-      assert.equal(terms.join(' '), 'and ascii notes only plain ελληνικα საქართველო ꮳꮃꭹ');
-    } finally {
-      db.close();
-    }
+    // No word as it was indexed before is left, and none twice.
+    assert.equal(indexedWords(file), 'and ascii notes only plain ελληνικα საქართველო ꮳꮃꭹ');
   });
 });

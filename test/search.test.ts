@@ -58,6 +58,18 @@ describe('document search', () => {
   });
   after(() => t.close());
 
+  /** A new user with documents of their own only, their read key, and the titles a search of theirs finds. */
+  const ownWorkspace = async () => {
+    const user = await t.make.user();
+    const own = (await t.make.key(user.id)).secret;
+    const found = async (q: string) => {
+      const res = await call(t.app, 'GET', `/v1/documents?q=${encodeURIComponent(q)}`, { key: own });
+      assert.equal(res.status, 200);
+      return res.body.documents.map((d: any) => d.title) as string[];
+    };
+    return { user, own, found };
+  };
+
   const search = async (q: string) => {
     const res = await call(t.app, 'GET', `/v1/documents?q=${encodeURIComponent(q)}`, { key });
     assert.equal(res.status, 200, `q=${q}: ${JSON.stringify(res.body)}`);
@@ -79,13 +91,7 @@ describe('document search', () => {
   });
 
   it('is diacritic-insensitive in every script that writes diacritics apart, and reads compatibility forms as letters', async () => {
-    const user = await t.make.user();
-    const own = (await t.make.key(user.id)).secret;
-    const found = async (q: string) => {
-      const res = await call(t.app, 'GET', `/v1/documents?q=${encodeURIComponent(q)}`, { key: own });
-      assert.equal(res.status, 200);
-      return res.body.documents.map((d: any) => d.title) as string[];
-    };
+    const { user, own, found } = await ownWorkspace();
     const titles = ['Ελληνικά κείμενα', 'Ёлка и йогурт', 'Tiếng Việt', 'Øresund bridge', 'Łódź trip', 'ﬁnance ＲＥＰＯＲＴ', 'ǅemal', '하나 둘', 'हिंदी सूची', 'Hauptstraße'];
     for (const title of titles) await t.make.document(user.id, { title, content: 'Body.' });
     const cases: [string, string[]][] = [
@@ -180,13 +186,7 @@ describe('document search', () => {
   });
 
   it('is case-insensitive in scripts whose capitals the tokenizer does not fold, and finds text typed as it was written', async () => {
-    const user = await t.make.user();
-    const own = (await t.make.key(user.id)).secret;
-    const found = async (q: string) => {
-      const res = await call(t.app, 'GET', `/v1/documents?q=${encodeURIComponent(q)}`, { key: own });
-      assert.equal(res.status, 200);
-      return res.body.documents.map((d: any) => d.title) as string[];
-    };
+    const { user, found } = await ownWorkspace();
     const cherokee = 'ᏣᎳᎩ notes';
     const georgian = 'ᲡᲐᲥᲐᲠᲗᲕᲔᲚᲝ report';
     const adlam = '𞤀𞤣𞤤𞤢𞤥 list';
