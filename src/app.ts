@@ -169,7 +169,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
-    // RFC 9112 §3.2: a server answers 400 to an HTTP/1.1 request without one.
+    // RFC 9112 §3.2: a server answers 400 to an HTTP/1.1 request without
+    // one. (Requests refused before routing, answerFrameworkError, and
+    // CONNECT, answered outside Fastify, get their own refusal instead.)
     if (request.headers.host === undefined && request.raw.httpVersion === '1.1') {
       reply.code(400).send(new InvalidRequest('The request has no Host header, which HTTP/1.1 requires.').toBody());
       return;

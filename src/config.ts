@@ -93,7 +93,12 @@ const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?
  */
 function ownUrl(host: string, port: number): string {
   const name = host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host.replace(/%.*$/, '')}]` : host;
-  return new URL(`http://${name}:${port}`).toString().replace(/\/$/, '');
+  try {
+    return new URL(`http://${name}:${port}`).toString().replace(/\/$/, '');
+  } catch {
+    // A name of DNS's letters that is still no host a URL may name (`xn--a.example`, a broken punycode label).
+    throw new ConfigError('HOST', `"${host}" cannot be the host of a URL; expected an IP address or a host name such as 0.0.0.0 or localhost`);
+  }
 }
 
 /** Reads and validates the configuration; throws ConfigError naming the first bad variable. */

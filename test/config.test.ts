@@ -73,6 +73,7 @@ describe('configuration', () => {
       ['HOST', '256.1.1.1'],
       ['HOST', '1.2.3.4.5'],
       ['HOST', 'example.0x1f'],
+      ['HOST', 'xn--a.example'],
       ['API_PLANS', ' , '],
       ['API_PLANS', 'Pro Plan'],
       ['READ_LIMIT_PER_MIN', '0'],

@@ -95,6 +95,30 @@ describe('HTTP basics', () => {
     }
   });
 
+  it('keeps serving when clients reset their connections as it answers their CONNECT', async () => {
+    const own = await setup();
+    const port = Number(new URL(await own.app.listen({ port: 0, host: '127.0.0.1' })).port);
+    const key = (await own.make.key((await own.make.user()).id)).secret;
+    try {
+      await Promise.all(
+        Array.from({ length: 50 }, (_, i) => new Promise<void>((resolve) => {
+          const socket = connect(port, '127.0.0.1', () => {
+            socket.write(`CONNECT 127.0.0.1:${443 + i} HTTP/1.1\r\nHost: x\r\n\r\n`);
+            // Node took its own error listener off the socket it handed over: an error there had none.
+            setTimeout(() => socket.resetAndDestroy(), i % 5);
+          });
+          socket.on('error', () => undefined);
+          socket.on('close', () => resolve());
+        })),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const res = await rawExchange(port, `GET /v1/me HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n\r\n`);
+      assert.equal(res.status, 200, res.text);
+    } finally {
+      await own.close();
+    }
+  });
+
   it('answers requests refused before routing in the error envelope, with a request id and a log line', async () => {
     const logs = logCollector();
     const t = await setup({ deps: { logStream: logs.stream }, env: { LOG_LEVEL: 'info' } });

@@ -180,12 +180,6 @@ describe('migrations from the first schema: seq counting up, one-letter prefixes
   });
 });
 
-/**
- * A database indexed as Folio indexed documents before migration 11 (their
- * text as it is), opened by today's Folio: documents with diacritics outside
- * Latin are indexed again as searchText reads them, the others are left as
- * they were, and edits afterwards remove exactly what the index holds.
- */
 /** Documents as an older schema wrote them: one user's, outside projects. */
 interface OldDocument {
   id: string;
@@ -241,6 +235,12 @@ function indexedWords(file: string): string {
   }
 }
 
+/**
+ * A database indexed as Folio indexed documents before migration 11 (their
+ * text as it is), opened by today's Folio: documents with diacritics outside
+ * Latin are indexed again as searchText reads them, the others are left as
+ * they were, and edits afterwards remove exactly what the index holds.
+ */
 describe('migration 11: the search index reads text without the diacritics of every script', () => {
   let dir: string;
   let file: string;

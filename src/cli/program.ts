@@ -1,7 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config.js';
 import { UsageError } from '../errors.js';
-import { BUSY_TIMEOUT_MS, isBusy } from '../store/sqlite/database.js';
+import { BUSY_TIMEOUT_MS, isStoreBusy } from '../store/open.js';
 import { cliContext, type CliIo } from './context.js';
 import { registerServe } from './commands/serve.js';
 import { registerMigrate } from './commands/migrate.js';
@@ -52,7 +52,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
       io.err(`folio: ${err.message}`);
       return 1;
     }
-    if (isBusy(err)) {
+    if (isStoreBusy(err)) {
       io.err(`folio: the database is busy: another process held its write lock for more than ${BUSY_TIMEOUT_MS / 1000} s (a long write, or one left open); try again`);
       return 1;
     }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, InternalError, InvalidRequest, NotFound } from '../errors.js';
@@ -166,6 +166,9 @@ export function answerClientError(this: FastifyInstance, err: Error & { code?: s
   socket.destroy(err);
 }
 
+/** How long a CONNECT's answer may take to go out before its connection is closed. */
+const CONNECT_ANSWER_TIMEOUT_MS = 10_000;
+
 /**
  * What Node's HTTP server would otherwise answer itself, outside the
  * envelope: a CONNECT request (no answer at all: its connection was closed)
@@ -174,9 +177,15 @@ export function answerClientError(this: FastifyInstance, err: Error & { code?: s
  * any unknown header is, and the request served.
  */
 export function answerBeforeFastify(app: FastifyInstance): void {
-  app.server.on('connect', (_req: unknown, socket: Socket) => {
+  app.server.on('connect', (req: IncomingMessage, socket: Socket) => {
+    // Node hands the socket over without its own listeners: an error on it
+    // (a client that reset the connection) would otherwise stop the
+    // process, and one that never reads would hold it open.
+    socket.on('error', () => socket.destroy());
+    socket.setTimeout(CONNECT_ANSWER_TIMEOUT_MS, () => socket.destroy());
     if (socket.destroyed) return;
-    answerOnSocket(app, socket, new NotFound('No endpoint answers this method.'), { method: 'CONNECT' }, 'request refused before routing');
+    const fields = { method: req.method, url: req.url, remoteAddress: socket.remoteAddress };
+    answerOnSocket(app, socket, new NotFound('No endpoint answers this method.'), fields, 'request refused before routing');
     socket.destroySoon();
   });
   app.server.on('checkExpectation', (req, res) => app.server.emit('request', req, res));

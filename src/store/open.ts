@@ -3,6 +3,9 @@ import { isBusy } from './sqlite/database.js';
 import { openSqliteStore, type SqliteStoreOptions } from './sqlite/store.js';
 import type { Store } from './store.js';
 
+/** The database's refusal of a write that waited `BUSY_TIMEOUT_MS` for another process's (for the command line to say so). */
+export { isBusy as isStoreBusy, BUSY_TIMEOUT_MS } from './sqlite/database.js';
+
 /** Opens the store named by the configuration, its schema brought up to date. */
 export async function openStore(config: Pick<Config, 'database'>, options: SqliteStoreOptions = {}): Promise<Store> {
   try {

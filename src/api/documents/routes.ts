@@ -35,6 +35,7 @@ export const documentRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
     onRequest: (_req, reply, _done) => {
       reply.callNotFound();
     },
+    // Never reached (the hook answers first); Fastify requires a handler.
     handler: (_req, reply) => reply.callNotFound(),
   });
 };

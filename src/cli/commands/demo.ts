@@ -9,7 +9,7 @@ export function registerDemo(program: Command, ctx: CliContext): void {
     .option('--json', 'print one JSON object')
     .action(async (_opts, cmd: Command) => {
       const demo = await ensureDemoWorkspace(await ctx.admin(), await ctx.store());
-      // The API's address on this machine, where `npm start` serves it (PUBLIC_APP_URL is only the base of the `url` fields).
+      // Where `npm start` serves the API; PUBLIC_APP_URL is only the `url` fields' base.
       const baseUrl = `${ctx.config().serverUrl}/v1`;
       const text = [
         demo.created ? 'Created the demo workspace for demo@folio.local.' : 'The demo workspace already exists; here are fresh keys for it.',

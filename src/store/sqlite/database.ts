@@ -11,18 +11,19 @@ export const BUSY_TIMEOUT_MS = 5000;
 
 /** True for SQLite's refusal after waiting BUSY_TIMEOUT_MS for another connection's lock. */
 export function isBusy(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
+  // Not SQLITE_BUSY_RECOVERY or _SNAPSHOT, which no waiting answers.
+  return (err as { code?: unknown } | null)?.code === 'SQLITE_BUSY';
 }
 
 /** Opens (creating it if needed) a SQLite database in WAL mode. */
 export function openDatabase(file: string): Db {
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
   const db = new Database(file);
+  // First, so that switching to WAL waits for another process's lock too.
+  db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
   db.pragma('foreign_keys = ON');
-  db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   db.pragma('cache_size = -32000');
   // Each write of a group commit runs in its own savepoint (group-commit.ts),
   // whose undo journal SQLite spills to a temporary file past 64 KiB: at
