@@ -172,7 +172,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // RFC 9112 §3.2: a server answers 400 to an HTTP/1.1 request without
     // one. (Requests refused before routing, answerFrameworkError, and
     // CONNECT, answered outside Fastify, get their own refusal instead.)
-    if (request.headers.host === undefined && request.raw.httpVersion === '1.1') {
+    if (request.raw.headers.host === undefined && request.raw.httpVersionMinor === 1 && request.raw.httpVersionMajor === 1) {
       reply.code(400).send(new InvalidRequest('The request has no Host header, which HTTP/1.1 requires.').toBody());
       return;
     }
