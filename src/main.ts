@@ -1,3 +1,4 @@
+import { createServer } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { ConfigError, type Config } from './config.js';
@@ -9,6 +10,9 @@ import { openStore } from './store/open.js';
  * connections, lets in-flight requests finish, and closes the database.
  */
 export async function serve(config: Config): Promise<FastifyInstance> {
+  // A port taken or a host not this machine's is said before the database is
+  // opened: an upgrade of its schema can take tens of seconds (README.md).
+  await tryListening(config);
   // The logger comes with the app, after the store; an upgrade that rebuilds
   // the search index can take tens of seconds, so say so at once.
   const store = await openStore(config, {
@@ -50,6 +54,21 @@ export async function serve(config: Config): Promise<FastifyInstance> {
     throw listenError(err, config);
   }
   return app;
+}
+
+/** Listens on the configured address and closes again at once; throws as serve() would if it cannot. */
+async function tryListening({ host, port }: Pick<Config, 'host' | 'port'>): Promise<void> {
+  const probe = createServer();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      probe.once('error', reject);
+      probe.listen({ host, port }, () => resolve());
+    });
+  } catch (err) {
+    throw listenError(err, { host, port });
+  } finally {
+    await new Promise<void>((resolve) => (probe.listening ? probe.close(() => resolve()) : resolve()));
+  }
 }
 
 /** Why the server could not listen, naming the variable to change where one is at fault. */

@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -319,13 +319,20 @@ describe('folio command line', () => {
         [{ PORT: port, HOST: '127.0.0.1' }, new RegExp(`^folio: PORT: ${port} is already in use on 127.0.0.1$`, 'm')],
         [{ PORT: '0', HOST: '10.255.255.1' }, /^folio: HOST: "10.255.255.1" is not an address of this machine/m],
       ] as const) {
+        // Said before the database is opened: an upgrade of its schema can take tens of seconds.
+        const file = join(dir, `unopened-${vars.PORT}.db`);
         // Without the fix the server's background thread kept it running: the timeout fails the test.
         await assert.rejects(
-          exec(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', 'serve'], { env: { ...process.env, ...env, ...vars, LOG_LEVEL: 'silent' }, timeout: 30_000 }),
+          exec(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', 'serve'], {
+            env: { ...process.env, ...env, ...vars, DATABASE_URL: `sqlite:${file}`, LOG_LEVEL: 'silent' },
+            timeout: 30_000,
+          }),
           (err: any) => {
             assert.equal(err.killed, false, 'it stopped by itself');
             assert.equal(err.code, 1);
             assert.match(err.stderr, pattern);
+            assert.doesNotMatch(err.stderr, /database schema/);
+            assert.equal(existsSync(file), false, 'the database was not created');
             return true;
           },
         );
