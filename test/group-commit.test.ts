@@ -4,8 +4,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { openDatabase, type Db } from '../src/store/sqlite/database.js';
+import { migrate, openDatabase, type Db } from '../src/store/sqlite/database.js';
 import { groupCommit } from '../src/store/sqlite/group-commit.js';
+import { sqliteStoreOn } from '../src/store/sqlite/store.js';
+import { factories, testClock } from './helpers.js';
 
 describe('group commit of document writes', () => {
   let dir: string;
@@ -103,6 +105,26 @@ describe('group commit of document writes', () => {
     assert.equal(seenByOther('c3'), true);
   });
 
+  it('runs again the writes of a batch that a failing write rolled back whole, and tells only that write', async () => {
+    // SQLITE_FULL ends the whole transaction, not the failing write's savepoint.
+    const undone: number[] = [];
+    const writes = groupCommit(db, { afterRollback: () => undone.push(1) });
+    const pages = db.pragma('page_count', { simple: true }) as number;
+    db.pragma(`max_page_count = ${pages + 20}`);
+    try {
+      const results = await Promise.allSettled([writes.write(insert('f1')), writes.write(insert(`f2 ${'x'.repeat(1_000_000)}`)), writes.write(insert('f3'))]);
+      assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled']);
+      assert.match(String((results[1] as PromiseRejectedResult).reason), /full/i);
+      assert.equal(undone.length, 1, 'told once that the batch was rolled back');
+    } finally {
+      db.pragma('max_page_count = 1073741823');
+    }
+    // Before, f1 was lost while f3 committed alone; both were reported failed.
+    assert.deepEqual([seenByOther('f1'), seenByOther(`f2 ${'x'.repeat(1_000_000)}`), seenByOther('f3')], [true, false, true]);
+    await writes.write(insert('f4'));
+    assert.equal(seenByOther('f4'), true);
+  });
+
   it('splits a long queue into batches of at most maxBatch, run in order', async () => {
     const writes = groupCommit(db, { maxBatch: 4 });
     // Whether the write before each one was already committed when it ran:
@@ -134,5 +156,40 @@ describe('group commit of document writes', () => {
     const results = await Promise.allSettled([writes.write(insert('e3')), writes.write(insert('e4'))]);
     assert.deepEqual(results.map((r) => r.status), ['rejected', 'rejected']);
     assert.deepEqual([seenByOther('e3'), seenByOther('e4')], [false, false]);
+  });
+});
+
+describe('document writes undone with their batch', () => {
+  it('leave the search index in step with the documents: nothing indexed for a write that is not there', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'folio-group-store-'));
+    const db = openDatabase(join(dir, 'folio.db'));
+    migrate(db);
+    const store = sqliteStoreOn(db);
+    try {
+      const make = factories(store, testClock());
+      const user = await make.user();
+      const viewer = { userId: user.id, orgId: null };
+      const now = '2026-11-26T12:00:00.000Z';
+      const create = (title: string, content: string) => store.createDocument(viewer, { title, contentMarkdown: content, projectId: null, threadId: null }, now);
+      await create('first', 'settled text');
+      db.pragma(`max_page_count = ${(db.pragma('page_count', { simple: true }) as number) + 40}`);
+      const results = await Promise.allSettled([create('aardvark', 'small'), create('huge', 'word '.repeat(300_000)), create('capybara', 'small')]);
+      db.pragma('max_page_count = 1073741823');
+      assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled']);
+      const later = await create('dingo', 'written after');
+      const found = async (word: string) => (await store.listDocuments(viewer, { terms: [word], limit: 20 })).map((d) => d.title);
+      // Before, the index kept aardvark's entry under a seq that dingo then took: a search for aardvark found dingo.
+      assert.deepEqual(await found('aardvark'), ['aardvark']);
+      assert.deepEqual(await found('capybara'), ['capybara']);
+      assert.deepEqual(await found('dingo'), ['dingo']);
+      assert.deepEqual(await found('huge'), []);
+      assert.ok(later);
+      db.exec(`INSERT INTO documents_fts (documents_fts, rank) VALUES ('integrity-check', 1)`);
+      const count = (sql: string) => db.prepare(sql).pluck().get();
+      assert.equal(count('SELECT count(*) FROM documents'), 4);
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -49,6 +49,8 @@ export function documentQueries(db: Db, cache: AccessCache, header: WalIndexHead
       index.apply();
       whole.changed();
     },
+    // The batch's index changes belong to writes that are no longer there.
+    afterRollback: () => index.dropSince(0),
   });
   /** A document write in the next group transaction; if it throws, its search index changes are dropped with it. */
   function write<T>(fn: () => T): Promise<T> {

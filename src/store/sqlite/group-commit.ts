@@ -15,8 +15,11 @@ import type { Db } from './database.js';
  * stays atomic: of N updates carrying the same `expectedUpdatedAt`, the first
  * wins and the rest see its result.
  */
-export function groupCommit(db: Db, options: { maxBatch?: number; beforeBegin?: () => void; beforeCommit?: () => void } = {}) {
-  const { maxBatch = 256, beforeBegin, beforeCommit } = options;
+export function groupCommit(
+  db: Db,
+  options: { maxBatch?: number; beforeBegin?: () => void; beforeCommit?: () => void; afterRollback?: () => void } = {},
+) {
+  const { maxBatch = 256, beforeBegin, beforeCommit, afterRollback } = options;
   interface Pending {
     run: () => unknown;
     resolve: (value: unknown) => void;
@@ -28,10 +31,14 @@ export function groupCommit(db: Db, options: { maxBatch?: number; beforeBegin?: 
   // into a savepoint, rolled back if the function throws.
   const one = db.transaction((p: Pending) => p.run());
   const all = db.transaction((batch: Pending[]) => {
-    const outcomes = batch.map((p) => {
+    const outcomes = batch.map((p, at) => {
       try {
         return { ok: true as const, value: one(p) };
       } catch (error) {
+        // Some failures (SQLITE_FULL, an I/O error) make SQLite roll back the
+        // whole transaction, not the write's savepoint: the writes before it
+        // are undone too, and any after it would run in transactions of their own.
+        if (!db.inTransaction) throw new BatchUndone(at, error);
         return { ok: false as const, error };
       }
     });
@@ -51,7 +58,16 @@ export function groupCommit(db: Db, options: { maxBatch?: number; beforeBegin?: 
       beforeBegin?.();
       outcomes = all.immediate(batch);
     } catch (error) {
-      // The commit itself failed (disk full, I/O error): nothing of the batch is written.
+      // Nothing of the batch is written; what the writes left for the commit goes with it.
+      afterRollback?.();
+      if (error instanceof BatchUndone) {
+        // The write that failed is told why; the others, undone with it, run again in the next batch.
+        batch[error.at]!.reject(error.cause);
+        queue = [...batch.slice(0, error.at), ...batch.slice(error.at + 1), ...queue];
+        if (queue.length > 0) setImmediate(flush);
+        return;
+      }
+      // The commit itself failed (disk full, I/O error).
       for (const p of batch) p.reject(error);
       return;
     }
@@ -67,4 +83,14 @@ export function groupCommit(db: Db, options: { maxBatch?: number; beforeBegin?: 
       });
     },
   };
+}
+
+/** A write of the batch failed in a way that made SQLite end the whole transaction. */
+class BatchUndone extends Error {
+  constructor(
+    readonly at: number,
+    override readonly cause: unknown,
+  ) {
+    super('the group transaction was rolled back by a write that failed');
+  }
 }
