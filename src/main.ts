@@ -5,6 +5,9 @@ import { ConfigError, type Config } from './config.js';
 import { turnDestination } from './logging/turn-destination.js';
 import { openStore } from './store/open.js';
 
+/** How often a server shutting down closes the connections that have fallen idle since. */
+const IDLE_SWEEP_MS = 50;
+
 /**
  * Runs the server until SIGTERM or SIGINT: then it stops accepting
  * connections, lets in-flight requests finish, and closes the database.
@@ -36,16 +39,30 @@ export async function serve(config: Config): Promise<FastifyInstance> {
 
   let closing = false;
   const shutdown = (signal: string) => {
-    if (closing) return;
+    // A second signal (an operator's or a supervisor's repeat) must not cut
+    // short the requests the first one lets finish.
+    if (closing) {
+      app.log.info({ signal }, 'already shutting down');
+      return;
+    }
     closing = true;
     app.log.info({ signal }, 'shutting down');
-    app.close().catch((err: unknown) => {
-      app.log.error({ err }, 'shutdown failed');
-      process.exitCode = 1;
-    });
+    // Node's close() ends the connections idle at that moment only: one whose
+    // response was still going out would stay open after it (keep-alive) for
+    // as long as its client kept it, and the server with it. Each is closed
+    // once it falls idle.
+    const sweep = setInterval(() => app.server.closeIdleConnections(), IDLE_SWEEP_MS);
+    sweep.unref();
+    app
+      .close()
+      .catch((err: unknown) => {
+        app.log.error({ err }, 'shutdown failed');
+        process.exitCode = 1;
+      })
+      .finally(() => clearInterval(sweep));
   };
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
-  process.once('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
 
   try {
     await app.listen({ port: config.port, host: config.host });

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
-import { request } from 'node:http';
+import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
@@ -36,13 +36,15 @@ describe('graceful shutdown', () => {
         child.on('exit', (code) => reject(new Error(`server exited early (${code}): ${output}`)));
       });
 
+      const keepAlive = new Agent({ keepAlive: true });
       const body = JSON.stringify({ title: 'Written during shutdown', contentMarkdown: 'Still saved.' });
       const req = request({
         host: '127.0.0.1',
         port,
         method: 'POST',
         path: '/v1/documents',
-        agent: false,
+        // A client that keeps its connection for the next request: the server must not wait for it.
+        agent: keepAlive,
         headers: {
           authorization: `Bearer ${secret}`,
           'content-type': 'application/json',
@@ -67,11 +69,20 @@ describe('graceful shutdown', () => {
       child.kill('SIGTERM');
       await new Promise((r) => setTimeout(r, 300));
       assert.equal(child.exitCode, null, 'still running while a request is in flight');
+      // A second signal does not cut the request short (it used to end the process at once).
+      child.kill('SIGTERM');
+      await new Promise((r) => setTimeout(r, 300));
+      assert.equal(child.exitCode, null, 'still running after a second SIGTERM');
       req.end(body.slice(10));
 
       const res = await response;
       assert.equal(res.status, 201, res.text);
-      const [code] = await exited;
+      // The client keeps its connection; the server closes it and exits (it used to wait up to 72 s).
+      const [code] = await Promise.race([
+        exited,
+        new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`still running 10 s after the response: ${output}`)), 10_000)),
+      ]);
+      keepAlive.destroy();
       assert.equal(code, 0, output);
       // The log lines of the last turns before the exit were written too.
       assert.match(output, /"signal":"SIGTERM","msg":"shutting down"/);
