@@ -1,10 +1,10 @@
 import { ConfigError, type Config } from '../config.js';
-import { isBusy } from './sqlite/database.js';
+import { BUSY_TIMEOUT_MS, isBusy } from './sqlite/database.js';
 import { openSqliteStore, type SqliteStoreOptions } from './sqlite/store.js';
 import type { Store } from './store.js';
 
 /** The database's refusal of a write that waited `BUSY_TIMEOUT_MS` for another process's (for the command line to say so). */
-export { isBusy as isStoreBusy, BUSY_TIMEOUT_MS } from './sqlite/database.js';
+export { BUSY_TIMEOUT_MS, isBusy as isStoreBusy };
 
 /** Opens the store named by the configuration, its schema brought up to date. */
 export async function openStore(config: Pick<Config, 'database'>, options: SqliteStoreOptions = {}): Promise<Store> {

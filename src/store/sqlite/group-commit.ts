@@ -51,7 +51,8 @@ export function groupCommit(
     if (queue.length === 0) return;
     const batch = queue.slice(0, maxBatch);
     queue = queue.slice(batch.length);
-    if (queue.length > 0) setImmediate(flush);
+    const more = queue.length > 0;
+    if (more) setImmediate(flush);
     let outcomes: ReturnType<typeof all>;
     try {
       // A read transaction held for the turn's reads ends first (read-snapshot.ts).
@@ -64,7 +65,7 @@ export function groupCommit(
         // The write that failed is told why; the others, undone with it, run again in the next batch.
         batch[error.at]!.reject(error.cause);
         queue = [...batch.slice(0, error.at), ...batch.slice(error.at + 1), ...queue];
-        if (queue.length > 0) setImmediate(flush);
+        if (!more && queue.length > 0) setImmediate(flush);
         return;
       }
       // The commit itself failed (disk full, I/O error).
