@@ -9,7 +9,7 @@ import { migrations, SEARCH_TOKENIZER } from '../src/store/sqlite/migrations.js'
 import { scopeTokens } from '../src/store/sqlite/search.js';
 import { openSqliteStore } from '../src/store/sqlite/store.js';
 import type { Store } from '../src/store/store.js';
-import { FOLDED_BY_FOLIO, foldTitle, searchTerms } from '../src/domain/search.js';
+import { FOLDED_BY_FOLIO, foldTitle, SCOPE_MARK, searchTerms, searchText } from '../src/domain/search.js';
 import { readDocument } from './helpers.js';
 
 /**
@@ -99,7 +99,7 @@ describe('migrations from the first schema: seq counting up, one-letter prefixes
       // The index's rowid is -seq (migration 12): ascending, newest first.
       const indexed = db.prepare("SELECT -rowid FROM documents_fts WHERE documents_fts MATCH 'budget' ORDER BY rowid").pluck().all();
       assert.deepEqual(indexed, [rows[3]!.seq, rows[1]!.seq, rows[0]!.seq]);
-      const inProject = db.prepare(`SELECT -rowid FROM documents_fts WHERE documents_fts MATCH 'scope : ${scopeTokens(user, project).split(' ')[1]}' ORDER BY rowid`).pluck().all();
+      const inProject = db.prepare(`SELECT -rowid FROM documents_fts WHERE documents_fts MATCH ? ORDER BY rowid`).pluck().all(`"${scopeTokens(user, project).split(' ')[1]}"`);
       assert.deepEqual(inProject, [rows[3]!.seq, rows[1]!.seq]);
     } finally {
       db.close();
@@ -121,8 +121,8 @@ describe('migrations from the first schema: seq counting up, one-letter prefixes
     try {
       const sql = db.prepare("SELECT sql FROM sqlite_master WHERE name = 'documents_fts'").pluck().get() as string;
       assert.match(sql, /prefix\s*=\s*'1 2 3'/);
-      // Column-level detail, marks inside words (migration 5).
-      assert.match(sql, /detail\s*=\s*column/);
+      // Marks inside words (migration 5); document-level detail, scope tokens marked (migration 14).
+      assert.match(sql, /detail\s*=\s*none/);
       assert.ok(sql.includes(SEARCH_TOKENIZER));
       // Index pages of about a database page (migration 4).
       assert.equal(db.prepare("SELECT v FROM documents_fts_config WHERE k = 'pgsz'").pluck().get(), 4050);
@@ -229,7 +229,9 @@ function indexedWords(file: string): string {
   const db = new Database(file, { readonly: true });
   try {
     db.exec(`CREATE VIRTUAL TABLE temp.words USING fts5vocab(main, documents_fts, 'instance')`);
-    return (db.prepare(`SELECT term FROM temp.words WHERE col IN ('title', 'content') ORDER BY term`).pluck().all() as string[]).join(' ');
+    // Scope tokens begin with SCOPE_MARK (since migration 14; before it, with the scope column's letters).
+    const words = db.prepare(`SELECT term FROM temp.words WHERE col IS NULL OR col IN ('title', 'content') ORDER BY term`).pluck().all() as string[];
+    return words.filter((w) => !w.startsWith(SCOPE_MARK)).join(' ');
   } finally {
     db.close();
   }
@@ -314,5 +316,59 @@ describe('migration 13: the search index reads the text it folds in lower case',
     assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 20, terms: ['plain', 'ascii'] })), [written[1]!.id]);
     // No word as it was indexed before is left, and none twice.
     assert.equal(indexedWords(file), 'and ascii notes only plain ελληνικα საქართველო ꮳꮃꭹ');
+  });
+});
+
+describe('migration 14: the search index without columns, its scope tokens marked', () => {
+  let dir: string;
+  let file: string;
+  let store: Store;
+  const user = 'user_migrationowner0014';
+  const viewer = { userId: user, orgId: null };
+  const written = [
+    { id: '00000000-0000-4000-8000-000000000141', title: 'Plain notes', content: 'ascii only' },
+    { id: '00000000-0000-4000-8000-000000000142', title: 'Winter', content: 'walks and Ελληνικά' },
+  ];
+  const ids = (rows: { id: string }[]) => rows.map((r) => r.id);
+
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'folio-migrate-14-'));
+    file = join(dir, 'folio.db');
+    databaseAt(file, 13, user, written, { rowid: (seq) => -seq, indexed: searchText, searchText });
+    store = openSqliteStore(file);
+  });
+  after(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('indexes every document again with document-level detail, each scope token after the mark', () => {
+    const db = new Database(file);
+    try {
+      const sql = db.prepare("SELECT sql FROM sqlite_master WHERE name = 'documents_fts'").pluck().get() as string;
+      assert.match(sql, /detail\s*=\s*none/);
+      assert.ok(sql.includes(SEARCH_TOKENIZER) && SEARCH_TOKENIZER.includes(`tokenchars '${SCOPE_MARK}'`));
+      assert.equal(db.prepare("SELECT v FROM documents_fts_config WHERE k = 'pgsz'").pluck().get(), 4050);
+      assert.equal(db.prepare("SELECT v FROM documents_fts_config WHERE k = 'automerge'").pluck().get(), 0);
+      assert.equal(db.prepare("SELECT v FROM documents_fts_config WHERE k = 'usermerge'").pluck().get(), 8);
+      db.exec(`CREATE VIRTUAL TABLE temp.terms USING fts5vocab(main, documents_fts, 'row')`);
+      const marked = db.prepare('SELECT term, doc FROM temp.terms WHERE substr(term, 1, 1) = ? ORDER BY term').all(SCOPE_MARK);
+      assert.deepEqual(marked, scopeTokens(user, null).split(' ').sort().map((term) => ({ term, doc: 2 })));
+      db.prepare("INSERT INTO documents_fts (documents_fts, rank) VALUES ('integrity-check', 0)").run();
+    } finally {
+      db.close();
+    }
+    assert.equal(indexedWords(file), 'and ascii notes only plain walks winter ελληνικα');
+  });
+
+  it('finds documents by their words only, never by a letter of their scope tokens', async () => {
+    // Every document has a scope token of w… and one of n… (outside projects).
+    assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 20, terms: ['w'] })), [written[1]!.id]);
+    assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 20, terms: ['n'] })), [written[0]!.id]);
+    assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 20, terms: searchTerms('ΕΛΛΗΝΙΚΑ walk') })), [written[1]!.id]);
+    const edited = await store.updateDocument(viewer, written[1]!.id, { contentMarkdown: 'nothing else', expectedUpdatedAt: null }, () => '2026-02-02T00:00:00.000Z');
+    assert.equal(edited.status, 'updated');
+    assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 20, terms: ['walks'] })), []);
+    assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 20, terms: ['n'] })), [written[1]!.id, written[0]!.id]);
   });
 });

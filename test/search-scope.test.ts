@@ -7,7 +7,7 @@ import { factories, testClock } from './helpers.js';
 import { migrate, openDatabase, type Db } from '../src/store/sqlite/database.js';
 import { sqliteStoreOn } from '../src/store/sqlite/store.js';
 import { accessCache } from '../src/store/sqlite/access-cache.js';
-import { scopeTokens } from '../src/store/sqlite/search.js';
+import { scopeTokens, workspaceToken } from '../src/store/sqlite/search.js';
 import { MAX_SCOPE_TOKENS, viewerScopes } from '../src/store/sqlite/viewer-scope.js';
 import type { Store, Viewer } from '../src/store/store.js';
 
@@ -174,6 +174,21 @@ describe('a scope that holds every document', () => {
       assert.deepEqual(await search(store, { userId: other.id, orgId: null }, 'alpha'), [theirs]);
       assert.deepEqual(await search(store, { userId: other.id, orgId: team.id }, 'alpha'), [teams]);
       assert.deepEqual(await search(store, { userId: solo.id, orgId: team.id }, 'alpha'), [], 'not a member');
+    });
+  });
+});
+
+describe('scope tokens', () => {
+  it('cannot be written by a document: the text of another workspace\'s token does not put a document in it', async () => {
+    await withStore(async ({ db, make }) => {
+      const forger = await make.user();
+      const owner = await make.user();
+      const forged = await make.document(forger.id, { title: 'Forged', content: `${workspaceToken(owner.id)} alpha` });
+      const owned = await make.document(owner.id, { content: 'alpha' });
+      const seqOf = db.prepare('SELECT seq FROM documents WHERE id = ?').pluck();
+      const carrying = db.prepare('SELECT -rowid FROM documents_fts WHERE documents_fts MATCH ? ORDER BY rowid').pluck();
+      assert.deepEqual(carrying.all(`"${workspaceToken(owner.id)}"`), [seqOf.get(owned.id)]);
+      assert.deepEqual(carrying.all(`"${workspaceToken(forger.id)}"`), [seqOf.get(forged.id)]);
     });
   });
 });

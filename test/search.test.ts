@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FOLDED_BY_FOLIO, foldText, searchTerms, searchText } from '../src/domain/search.js';
+import { FOLDED_BY_FOLIO, foldText, SCOPE_MARK, searchTerms, searchText } from '../src/domain/search.js';
 import { SEARCH_TOKENIZER } from '../src/store/sqlite/migrations.js';
 import { ftsMatch, wholeWords } from '../src/store/sqlite/search.js';
 import { migrate } from '../src/store/sqlite/database.js';
@@ -206,6 +206,25 @@ describe('document search', () => {
     for (const [q, expected] of cases) assert.deepEqual(await found(q), expected, q);
   });
 
+  it('never matches a document by its scope tokens, and reads their mark in text as a space', async () => {
+    // Every document has scope tokens of w…, n… or p…: a one-letter term must not match them.
+    const { user, found } = await ownWorkspace();
+    const marked = `ab${SCOPE_MARK}cd wide`;
+    const project = await t.make.project(user.id);
+    for (const title of ['Plain notes', marked]) await t.make.document(user.id, { title, content: 'Body.' });
+    await t.make.document(user.id, { title: 'In a project', content: 'Body.', projectId: project.id });
+    const cases: [string, string[]][] = [
+      ['w', [marked]],
+      ['n', ['Plain notes']],
+      ['p', ['In a project', 'Plain notes']],
+      ['ab', [marked]],
+      ['cd', [marked]],
+      [`ab${SCOPE_MARK}cd`, [marked]],
+      [SCOPE_MARK, []],
+    ];
+    for (const [q, expected] of cases) assert.deepEqual((await found(q)).sort(), expected.sort(), q);
+  });
+
   it('splits queries into words the way the index does', () => {
     // Accents the index's tokenizer removes itself are left to it (FOLDED_BY_FOLIO).
     assert.deepEqual(searchTerms('C++ and "Café"'), ['c', 'and', 'café']);
@@ -326,23 +345,24 @@ describe('text the index reads as it is', () => {
 });
 
 describe('search terms no indexed word extends', () => {
-  it('are found from the index vocabulary, in the scope column too, ASCII letters and digits only', () => {
+  it('are found from the index vocabulary, whose scope tokens extend none, ASCII letters and digits only', () => {
     const db = new Database(':memory:');
     migrate(db);
     const insert = db.prepare('INSERT INTO documents_fts (rowid, title, content, scope) VALUES (?, ?, ?, ?)');
-    insert.run(1, 'Plan', 'planning the plant', 'w61');
-    insert.run(2, 'Zebra', 'b café x100 x1000 w61aa', 'w61aa');
+    insert.run(1, 'Plan', 'planning the plant', `${SCOPE_MARK}w61`);
+    // A scope token that would extend w61aa but for its mark.
+    insert.run(2, 'Zebra', 'b café x100 x1000 w61aa', `${SCOPE_MARK}w61aab`);
     const whole = wholeWords(db);
     const terms = ['plan', 'planning', 'plant', 'zebra', 'zebr', 'zzzz', 'aaaa', 'x100', 'x1000', 'w61a', 'w61aa', 'cafe', 'café', 'b', 'zzz'];
     // Terms of three characters or fewer stay prefixes: the index keeps their prefixes.
     assert.deepEqual([...whole.of(terms)].sort(), ['aaaa', 'cafe', 'planning', 'plant', 'w61aa', 'x1000', 'zebra', 'zzzz']);
-    assert.equal(ftsMatch(['plan', 'zebra', 'café'], whole.of(['plan', 'zebra', 'café'])), '{title content} : ("plan"* "zebra" "café"*)');
+    assert.equal(ftsMatch(['plan', 'zebra', 'café'], whole.of(['plan', 'zebra', 'café'])), '("plan"* "zebra" "café"*)');
 
     // The vocabulary follows the index: a new word extending a term makes it a prefix again.
-    insert.run(3, 'Zebras', '', 'w61');
+    insert.run(3, 'Zebras', '', `${SCOPE_MARK}w61`);
     whole.changed();
     assert.deepEqual([...whole.of(['zebra', 'zebras'])], ['zebras']);
-    db.exec("INSERT INTO documents_fts (documents_fts, rowid, title, content, scope) VALUES ('delete', 1, 'Plan', 'planning the plant', 'w61')");
+    db.prepare("INSERT INTO documents_fts (documents_fts, rowid, title, content, scope) VALUES ('delete', 1, 'Plan', 'planning the plant', ?)").run(`${SCOPE_MARK}w61`);
     whole.changed();
     assert.ok(whole.of(['plan']).has('plan'), 'the words of a removed document no longer extend a term');
     db.close();
@@ -355,7 +375,7 @@ describe('search terms no indexed word extends', () => {
     try {
       migrate(db);
       const insert = (on: Database.Database, rowid: number, content: string) =>
-        on.prepare("INSERT INTO documents_fts (rowid, title, content, scope) VALUES (?, 'T', ?, 'w61')").run(rowid, content);
+        on.prepare("INSERT INTO documents_fts (rowid, title, content, scope) VALUES (?, 'T', ?, ?)").run(rowid, content, `${SCOPE_MARK}w61`);
       insert(db, 1, 'zebra');
       const whole = wholeWords(db);
       assert.deepEqual([...whole.of(['zebra'])], ['zebra']);

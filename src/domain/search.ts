@@ -33,6 +33,16 @@ export const FOLDED_BY_FOLIO =
   /[^\u0000-\u00a9\u00ab-\u00b1\u00b4-\u00b8\u00bb\u00bf-\u00d7\u00d9-\u00de\u00e0-\u00f7\u00f9-\u010f\u0112-\u0125\u0128-\u0131\u0134-\u013e\u0143-\u0148\u014a-\u0165\u0168-\u01c3\u01cd-\u01df\u01e4-\u01ed\u01f0\u01f4-\u01fb\u0200-\u024f]/;
 
 /**
+ * U+FDD0, one of the characters Unicode reserves for a program's internal
+ * use, never for text interchange: the search index's tokenizer reads it as
+ * part of a word (SEARCH_TOKENIZER), and the index's scope tokens begin with
+ * it (src/store/sqlite/search.ts), so that no word of a document or a query
+ * is one of them. Query word splitting (searchTerms) reads it as a
+ * separator, and searchText turns it into a space in indexed text.
+ */
+export const SCOPE_MARK = '\uFDD0';
+
+/**
  * Text as the search index reads it, and queries are read: compatibility
  * forms as their plain letters (ﬁ as fi, ǅ as Dž, full-width letters as
  * letters), then without diacritics (DESIGN §3). The index's tokenizer
@@ -56,6 +66,8 @@ export function searchText(text: string): string {
  * Adlam, Osage and later Latin and Cyrillic capitals as they are, which a
  * query lowered in JavaScript then never matched, even one typed exactly as
  * the document wrote it (test/search.test.ts checks every cased letter).
+ * SCOPE_MARK, a word character to the tokenizer only for scope tokens'
+ * sake, becomes a space, as searchTerms reads it.
  */
 export function foldText(text: string): string {
   return text
@@ -63,7 +75,8 @@ export function foldText(text: string): string {
     .replace(DIACRITICS, '')
     .replace(SPELLED_OUT, (c) => SPELLED[c]!)
     .normalize('NFC')
-    .toLowerCase();
+    .toLowerCase()
+    .replaceAll(SCOPE_MARK, ' ');
 }
 
 /**

@@ -1,3 +1,4 @@
+import { SCOPE_MARK } from '../../domain/search.js';
 import { accessCache } from './access-cache.js';
 import type { Db } from './database.js';
 import { NO_SNAPSHOT, type ReadSnapshot } from './read-snapshot.js';
@@ -8,7 +9,9 @@ import type { WalIndexHeader } from './wal-index-header.js';
  * doubled), so nothing a user types is read as FTS5 syntax; `*` after the
  * closing quote makes it a prefix match (all but the `whole` terms, which no
  * indexed word extends: wholeWords), and terms side by side are ANDed.
- * Terms match titles and content only, never the scope column. Each term
+ * Terms match titles and content only, never a scope token: the index
+ * records no columns (migration 14), but every scope token begins with
+ * SCOPE_MARK, which no term holds and no prefix term starts with. Each term
  * must be a single word to the index's tokenizer: the index keeps no word
  * positions (migrations.ts), and FTS5 refuses a term of two words as a
  * phrase. searchTerms (src/domain/search.ts) splits queries by the same
@@ -19,7 +22,7 @@ import type { WalIndexHeader } from './wal-index-header.js';
  * text alike, and test/search.test.ts checks every mark.
  */
 export function ftsMatch(terms: readonly string[], whole: ReadonlySet<string>): string {
-  return `{title content} : (${terms.map((t) => `"${t.replaceAll('"', '""')}"${whole.has(t) ? '' : '*'}`).join(' ')})`;
+  return `(${terms.map((t) => `"${t.replaceAll('"', '""')}"${whole.has(t) ? '' : '*'}`).join(' ')})`;
 }
 
 /**
@@ -40,8 +43,8 @@ const PLAIN = /^[a-z0-9]{4,}$/;
  * (bench/README.md). The index's vocabulary answers with its first word at
  * or after `term` followed by char(1), the least byte a longer word can
  * continue with; `term > ?` would step through every entry of the term
- * itself. Words of the scope column count too, which at worst keeps a prefix
- * match. The caller asks in the same read transaction as the search, so
+ * itself. Scope tokens begin with SCOPE_MARK and so never extend a term.
+ * The caller asks in the same read transaction as the search, so
  * both see the same index.
  *
  * Asking costs about 6 µs a term (FTS5 prepares a statement for each
@@ -71,14 +74,18 @@ export function wholeWords(db: Db, header: WalIndexHeader | null = null, snapsho
 
 /**
  * Scope tokens: where a document is, as words of the index's `scope` column.
- * Ids are written in hexadecimal so that the tokenizer keeps each one whole
- * and case-exact. Every document has `w<workspace>`, and `p<project>` if it is
- * in a project, otherwise `n<workspace>` (not in a project).
+ * Each begins with SCOPE_MARK, which no word of a document or a query holds
+ * (src/domain/search.ts): the index records no columns (migration 14), so
+ * that alone keeps a search's terms from matching them and a document's
+ * text from forging them. Ids are written in hexadecimal so that the
+ * tokenizer keeps each one whole and case-exact. Every document has
+ * `w<workspace>`, and `p<project>` if it is in a project, otherwise
+ * `n<workspace>` (not in a project), each after the mark.
  */
 const hex = (id: string) => Buffer.from(id, 'utf8').toString('hex');
-export const workspaceToken = (workspaceId: string) => `w${hex(workspaceId)}`;
-export const projectToken = (projectId: string) => `p${hex(projectId)}`;
-export const outsideProjectsToken = (workspaceId: string) => `n${hex(workspaceId)}`;
+export const workspaceToken = (workspaceId: string) => `${SCOPE_MARK}w${hex(workspaceId)}`;
+export const projectToken = (projectId: string) => `${SCOPE_MARK}p${hex(projectId)}`;
+export const outsideProjectsToken = (workspaceId: string) => `${SCOPE_MARK}n${hex(workspaceId)}`;
 
 export function scopeTokens(workspaceId: string, projectId: string | null): string {
   return `${workspaceToken(workspaceId)} ${projectId === null ? outsideProjectsToken(workspaceId) : projectToken(projectId)}`;
@@ -86,5 +93,5 @@ export function scopeTokens(workspaceId: string, projectId: string | null): stri
 
 /** Restricts a match to documents carrying any of the tokens. */
 export function withinScope(match: string, tokens: readonly string[]): string {
-  return `${match} AND scope : (${tokens.join(' OR ')})`;
+  return `${match} AND (${tokens.map((t) => `"${t}"`).join(' OR ')})`;
 }
