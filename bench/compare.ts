@@ -24,7 +24,8 @@
  * Arguments after `--` are environment variables for the working tree's
  * server only (for example `-- LOG_LEVEL=warn`, with `--base HEAD`, to
  * measure what logging costs). For reads both versions must have the data
- * set's schema: one with another would upgrade, or refuse, the shared copy.
+ * set's schema: one with another would upgrade, or refuse, the shared copy
+ * (`--own-copies` gives each a copy of its own then).
  * When a scenario writes, each upgrades its own copy as it starts (a
  * migration that rebuilds the search index takes a while at 100,000
  * documents).
@@ -50,6 +51,7 @@ const { values: args, positionals } = parseArgs({
     base: { type: 'string', default: 'HEAD' },
     rounds: { type: 'string', default: '8' },
     together: { type: 'boolean', default: false },
+    'own-copies': { type: 'boolean', default: false },
   },
 });
 
@@ -59,6 +61,7 @@ if (args.help) {
   --only a,b        scenarios (default me; any of ${SCENARIOS.map((s) => s.id).join(', ')})
   --rounds N        rounds per scenario, each measuring both versions (default 8)
   --together        load both versions at once, sharing the server core, instead of in turns
+  --own-copies      a copy of the data set for each version even for reads (versions of different schemas)
   --duration S      measured seconds per version and round (default 5)
   --warmup S        warm-up seconds before each measurement (default 1)
   --docs N          the data set of an earlier npm run bench to use (default 100000)
@@ -108,9 +111,11 @@ interface Server {
  * the machine's page cache holds less of. When a scenario writes, each has
  * a copy of its own: over one copy, each server's writes would wait for
  * the other's to commit, and each would drop what it keeps at the other's
- * commits.
+ * commits. With --own-copies each has its own for reads too: versions of
+ * different schemas each upgrade their own as they start, where one would
+ * upgrade the shared copy and the other then refuse it.
  */
-const writes = scenarios.some((id) => SCENARIOS.find((s) => s.id === id)!.writes);
+const writes = args['own-copies']! || scenarios.some((id) => SCENARIOS.find((s) => s.id === id)!.writes);
 const shared = join(WORK, 'folio.db');
 const dbs = writes ? { base: join(WORK, 'base.db'), tree: join(WORK, 'tree.db') } : { base: shared, tree: shared };
 const copies = [...new Set(Object.values(dbs))];

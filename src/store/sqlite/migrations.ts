@@ -345,12 +345,13 @@ export const migrations: readonly string[] = [
   // Document-level detail instead of column-level: the index records which
   // documents hold a word, not in which of their columns. Searches never
   // asked for columns but to keep terms off the scope tokens, which now
-  // begin with SCOPE_MARK instead (search.ts). The index is 2.5 times
-  // smaller (59 MB instead of 151 at the benchmark's 100,000 documents);
-  // in alternating runs PATCH ran 21-26 % faster, POST 8-14 %, and a search
-  // for a word in 1 % of the documents 8 % faster (bench/README.md). FTS5
-  // options cannot be altered: the index is made anew, set up as migrations
-  // 4, 6 and 8 set it, and rebuilt from the documents.
+  // begin with SCOPE_MARK instead (search.ts). The index is three times
+  // smaller (47 MB instead of 142 at the benchmark's 100,000 documents);
+  // against the code before, PATCH ran 9-26 % faster over three runs, POST
+  // 4-12 %, a search for a word in 1 % of the documents 8-14 %, and the rare
+  // word's 1 % slower (bench/README.md). FTS5 options cannot be altered:
+  // the index is made anew, set up as migrations 4, 6 and 8 set it, and
+  // rebuilt from the documents.
   `
   DROP TABLE documents_fts;
   CREATE VIRTUAL TABLE documents_fts USING fts5 (
