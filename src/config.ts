@@ -101,6 +101,17 @@ function ownUrl(host: string, port: number): string {
   }
 }
 
+/**
+ * The configuration of a server that listens on `port`: PORT 0 lets the
+ * system choose one, which the server's own address, and the `url` fields'
+ * base when PUBLIC_APP_URL is not set, then name instead of 0.
+ */
+export function withPort(config: Config, port: number): Config {
+  const serverUrl = ownUrl(config.host, port);
+  const publicAppUrl = config.publicAppUrl === config.serverUrl ? serverUrl : config.publicAppUrl;
+  return { ...config, port, serverUrl, publicAppUrl };
+}
+
 /** Reads and validates the configuration; throws ConfigError naming the first bad variable. */
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 8787, 0, 65535);

@@ -1,7 +1,7 @@
-import { createServer } from 'node:net';
+import { createServer, type AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
-import { ConfigError, type Config } from './config.js';
+import { ConfigError, withPort, type Config } from './config.js';
 import { turnDestination } from './logging/turn-destination.js';
 import { openStore } from './store/open.js';
 
@@ -12,10 +12,13 @@ const IDLE_SWEEP_MS = 50;
  * Runs the server until SIGTERM or SIGINT: then it stops accepting
  * connections, lets in-flight requests finish, and closes the database.
  */
-export async function serve(config: Config): Promise<FastifyInstance> {
+export async function serve(configured: Config): Promise<FastifyInstance> {
   // A port taken or a host not this machine's is said before the database is
   // opened: an upgrade of its schema can take tens of seconds (README.md).
-  await tryListening(config);
+  // With PORT 0 the port the system chose is the one listened on, and named
+  // by the `url` fields (withPort).
+  const port = await tryListening(configured);
+  const config = configured.port === 0 ? withPort(configured, port) : configured;
   // The logger comes with the app, after the store; an upgrade that rebuilds
   // the search index can take tens of seconds, so say so at once.
   const store = await openStore(config, {
@@ -73,14 +76,15 @@ export async function serve(config: Config): Promise<FastifyInstance> {
   return app;
 }
 
-/** Listens on the configured address and closes again at once; throws as serve() would if it cannot. */
-async function tryListening({ host, port }: Pick<Config, 'host' | 'port'>): Promise<void> {
+/** Listens on the configured address and closes again at once, returning the port it had; throws as serve() would if it cannot. */
+async function tryListening({ host, port }: Pick<Config, 'host' | 'port'>): Promise<number> {
   const probe = createServer();
   try {
     await new Promise<void>((resolve, reject) => {
       probe.once('error', reject);
       probe.listen({ host, port }, () => resolve());
     });
+    return (probe.address() as AddressInfo).port;
   } catch (err) {
     throw listenError(err, { host, port });
   } finally {

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { ConfigError, loadConfig, withPort } from '../src/config.js';
 
 describe('configuration', () => {
   it('has the documented defaults', () => {
@@ -49,6 +49,16 @@ describe('configuration', () => {
     assert.equal(loadConfig({ HOST: 'fe80::1%lo' }).publicAppUrl, 'http://[fe80::1]:8787');
     assert.equal(loadConfig({ HOST: '::1', PORT: '9000' }).serverUrl, 'http://[::1]:9000');
     assert.equal(loadConfig({ HOST: '::', PUBLIC_APP_URL: 'https://docs.example.com' }).serverUrl, 'http://localhost:8787');
+  });
+
+  it('names the port the system chose for PORT 0, in the url fields only when PUBLIC_APP_URL is not set', () => {
+    const chosen = withPort(loadConfig({ PORT: '0', HOST: '::1' }), 41234);
+    assert.equal(chosen.port, 41234);
+    assert.equal(chosen.serverUrl, 'http://[::1]:41234');
+    assert.equal(chosen.publicAppUrl, 'http://[::1]:41234');
+    const set = withPort(loadConfig({ PORT: '0', PUBLIC_APP_URL: 'https://docs.example.com' }), 41234);
+    assert.equal(set.serverUrl, 'http://127.0.0.1:41234');
+    assert.equal(set.publicAppUrl, 'https://docs.example.com');
   });
 
   it('stops on a bad value with a message naming the variable', () => {

@@ -77,6 +77,8 @@ describe('graceful shutdown', () => {
 
       const res = await response;
       assert.equal(res.status, 201, res.text);
+      // PORT 0: the url fields name the port the system chose, not 0.
+      assert.ok((JSON.parse(res.text) as { url: string }).url.startsWith(`http://127.0.0.1:${port}/documents/`), res.text);
       // The client keeps its connection; the server closes it and exits (it used to wait up to 72 s).
       const [code] = await Promise.race([
         exited,
