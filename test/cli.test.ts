@@ -145,6 +145,7 @@ describe('folio command line', () => {
     await fails(env, /exactly one of --content MD or --file PATH/, 'doc', 'create', '--user', owner.id, '--title', 'T');
     await fails(env, /exactly one of/, 'doc', 'create', '--user', owner.id, '--title', 'T', '--content', 'x', '--file', file);
     await fails(env, /non-whitespace/, 'doc', 'create', '--user', owner.id, '--title', 'T', '--content', '   ');
+    await fails(env, /non-whitespace/, 'doc', 'create', '--user', owner.id, '--title', 'T', '--content', '\u0085\u3000');
     await fails(env, /at most 200/, 'doc', 'create', '--user', owner.id, '--title', 'x'.repeat(201), '--content', 'x');
     await fails(env, /unknown chat id/, 'doc', 'create', '--user', owner.id, '--title', 'T', '--content', 'x', '--thread', 'nope');
     // A chat is attached only where its document's creator sees it.

@@ -85,6 +85,9 @@ describe('documents', () => {
     assert.equal((await create({ title: 't', contentMarkdown: '  \n x \n' })).status, 201);
     invalid(await create({ title: 't', contentMarkdown: '' }), /contentMarkdown/);
     invalid(await create({ title: 't', contentMarkdown: ' \n\t ' }), /contentMarkdown.*non-whitespace/);
+    // Whitespace as Unicode defines it: NEXT LINE, no-break and ideographic spaces are; a byte order mark is not.
+    invalid(await create({ title: 't', contentMarkdown: '\u0085 \u00a0\u3000\u2029' }), /contentMarkdown.*non-whitespace/);
+    assert.equal((await create({ title: 't', contentMarkdown: '\ufeff' })).status, 201);
     invalid(await create({ title: 't' }), /contentMarkdown/);
     invalid(await create({ title: 't', contentMarkdown: ['x'] }), /contentMarkdown/);
   });

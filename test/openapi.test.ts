@@ -155,7 +155,8 @@ describe('OpenAPI document', () => {
     assert.deepEqual(create.required, ['title', 'contentMarkdown']);
     assert.deepEqual([create.properties.title.minLength, create.properties.title.maxLength], [1, 200]);
     assert.equal(create.properties.contentMarkdown.minLength, 1);
-    assert.equal(create.properties.contentMarkdown.pattern, '\\S');
+    // Unicode's whitespace, as a Unicode (`u`) expression reads it: JavaScript's `\S` takes U+0085 for text.
+    assert.equal(create.properties.contentMarkdown.pattern, '\\P{White_Space}');
     assert.ok(create.properties.projectId && create.properties.organizationId);
 
     const update = component(op('updateDocument').requestBody.content['application/json'].schema.$ref);

@@ -1,4 +1,5 @@
 import { fullFormats } from 'ajv-formats/dist/formats.js';
+import { hasNonWhitespace } from '../domain/content.js';
 import { generateKey, hashKey, lastFour, scopesFor, type Scope } from '../domain/keys.js';
 import { isValidLookupKey } from '../domain/plans.js';
 import { toIso } from '../domain/time.js';
@@ -257,7 +258,7 @@ export function adminService(deps: Pick<ServiceDeps, 'store' | 'clock' | 'config
     }) {
       const viewer = await viewerFor(input.userId, input.orgId);
       requireText(input.title, 'the title', TITLE_MAX);
-      if (!/\S/.test(input.content)) throw new UsageError('the content must contain at least one non-whitespace character');
+      if (!hasNonWhitespace(input.content)) throw new UsageError('the content must contain at least one non-whitespace character');
       if (input.projectId !== undefined) await visibleProject(viewer, input.projectId);
       // Whoever reads the document sees its chat's id: the chat must be one its creator sees there.
       if (input.threadId !== undefined && !(await store.isChatVisible(viewer, input.threadId))) {

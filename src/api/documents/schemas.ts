@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { NON_WHITESPACE } from '../../domain/content.js';
 import {
   DateTime,
   DocumentIdParams,
@@ -18,7 +19,7 @@ import { documentUrlExample, ex } from '../examples.js';
 const Title = Type.String({ minLength: 1, maxLength: 200, description: '1 to 200 characters.' });
 const Markdown = Type.String({
   minLength: 1,
-  pattern: '\\S',
+  pattern: NON_WHITESPACE,
   description: 'The whole document as Markdown; must contain a non-whitespace character.',
 });
 
