@@ -69,6 +69,17 @@ describe('me, organizations, projects, templates and chats', () => {
     }
   });
 
+  it('lists organizations by name as people sort names: case, accents and numbers aside', async () => {
+    const user = await t.make.user({ name: 'Lin', plan: 'pro' });
+    const own = (await t.make.key(user.id)).secret;
+    for (const name of ['Zeta', 'Team 10', 'beta', 'Émile', 'Team 2', 'alpha', 'Alpha']) await t.make.org({ name, members: [user.id] });
+    const expected = ['alpha', 'Alpha', 'beta', 'Émile', 'Team 2', 'Team 10', 'Zeta'];
+    const listed = await call(t.app, 'GET', '/v1/organizations', { key: own });
+    assert.deepEqual(listed.body.organizations.map((o: any) => o.name), expected);
+    const me = await call(t.app, 'GET', '/v1/me', { key: own });
+    assert.deepEqual(me.body.organizations.map((o: any) => o.name), expected);
+  });
+
   it('GET /projects lists personal or team projects newest first, with limit', async () => {
     const team = await t.make.org({ name: 'Projects team', members: [userId] });
     const first = await t.make.project(userId, { name: 'First', description: 'The first one' });

@@ -13,6 +13,16 @@ import { branchShape, contentVisible, listBranches, projectVisible, templateVisi
 import { kindOf, viewerParams as params, viewerScopes } from './viewer-scope.js';
 import { listPageSql, PAGE_LIMIT } from './page-limit.js';
 
+/**
+ * Organizations are listed by name (DESIGN §3) as people sort names: by the
+ * root locale's collation, so that "alpha" comes before "Beta", "Émile"
+ * before "Zeta" and "Team 2" before "Team 10", whatever the machine's
+ * locale; names that collate equal, then by id.
+ */
+const ORG_NAMES = new Intl.Collator('und', { numeric: true });
+const byName = (a: { id: string; name: string }, b: { id: string; name: string }) =>
+  ORG_NAMES.compare(a.name, b.name) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
 /** A principal's entry in the access cache. */
 const principalKey = (keyHash: string) => `principal:${keyHash}`;
 
@@ -30,7 +40,7 @@ export function workspaceQueries(db: Db, cache: AccessCache, snapshot: ReadSnaps
   const touchStmt = db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?');
   const orgsStmt = db.prepare(
     `SELECT o.id, o.name, o.created_at FROM memberships m JOIN organizations o ON o.id = m.org_id
-     WHERE m.user_id = ? ORDER BY o.name, o.id`,
+     WHERE m.user_id = ?`,
   );
   const memberStmt = db.prepare('SELECT 1 FROM memberships WHERE org_id = ? AND user_id = ?');
   const projectVisibleStmt = {
@@ -94,11 +104,9 @@ export function workspaceQueries(db: Db, cache: AccessCache, snapshot: ReadSnaps
       lastUsedAt: r.last_used_at,
       user: { id: r.user_id, name: r.user_name, email: r.email, plan: r.plan },
       orgPlans: JSON.parse(r.org_plans) as (string | null)[],
-      organizations: (orgsStmt.all(r.user_id) as { id: string; name: string; created_at: string }[]).map((o) => ({
-        id: o.id,
-        name: o.name,
-        createdAt: o.created_at,
-      })),
+      organizations: (orgsStmt.all(r.user_id) as { id: string; name: string; created_at: string }[])
+        .map((o) => ({ id: o.id, name: o.name, createdAt: o.created_at }))
+        .sort(byName),
     };
   });
 
