@@ -124,8 +124,9 @@ describe('folio command line', () => {
     assert.equal(typeof sys.id, 'number');
     await json(env, 'template', 'create', '--title', 'Mine', '--user', owner.id, '--description', 'd');
     await json(env, 'template', 'create', '--title', 'Ours', '--org', team.id, '--user', owner.id);
-    // Every template but a system one has a creator (DESIGN §1).
-    await fails(env, /team template has a creator: add --user/, 'template', 'create', '--title', 'Orphan', '--org', team.id);
+    // A team template of the operator's: --user is optional (DESIGN §5).
+    const operators = await json(env, 'template', 'create', '--title', 'Team default', '--org', team.id, '--default');
+    assert.equal(typeof operators.id, 'number');
     await fails(env, /say whose/, 'template', 'create', '--title', 'Nobody');
     await fails(env, /without --user or --org/, 'template', 'create', '--title', 'Both', '--system', '--user', owner.id);
     await fails(env, /not a member/, 'template', 'create', '--title', 'T', '--org', team.id, '--user', outsider.id);
@@ -169,6 +170,11 @@ describe('folio command line', () => {
       assert.equal(chats.body.chats[0].messageCount, 12);
       const templates = await call(app, 'GET', '/v1/templates', { key });
       assert.deepEqual(templates.body.templates.map((t: any) => t.title), ['Meeting notes', 'Mine']);
+      const teamTemplates = await call(app, 'GET', `/v1/templates?organizationId=${team.id}&includeSystem=false`, { key });
+      assert.deepEqual(
+        teamTemplates.body.templates.map((t: any) => [t.title, t.isDefault]),
+        [['Team default', true], ['Ours', false]],
+      );
     } finally {
       await app.close();
       await store.close();

@@ -207,13 +207,12 @@ export function adminService(deps: Pick<ServiceDeps, 'store' | 'clock' | 'config
       if (input.system && (input.userId !== undefined || input.orgId !== undefined)) {
         throw new UsageError('a system template belongs to no workspace: give --system without --user or --org');
       }
-      // Every template but a system one has a creator (DESIGN §1).
-      if (!input.system && input.userId === undefined) {
-        throw new UsageError(
-          input.orgId === undefined
-            ? 'say whose template it is: --user USER_ID (personal; with --org ORG_ID, a team template that user creates) or --system (built in)'
-            : 'a team template has a creator: add --user USER_ID, a member of the organization',
-        );
+      // A template belongs to a user's workspace, a team's, or none (system).
+      // A team template given with --org alone (DESIGN §5 makes --user
+      // optional) is the operator's: no user is its creator, as none is a
+      // system template's; with --user, that member is.
+      if (!input.system && input.userId === undefined && input.orgId === undefined) {
+        throw new UsageError('say whose template it is: --user USER_ID (personal), --org ORG_ID (a team\'s; with --user, that member creates it) or --system (built in)');
       }
       if (input.userId !== undefined) await user(input.userId);
       if (input.orgId !== undefined) {
