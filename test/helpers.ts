@@ -7,6 +7,7 @@ import type { FastifyInstance, InjectOptions } from 'fastify';
 import { buildApp, type AppDeps } from '../src/app.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { generateKey, hashKey, lastFour } from '../src/domain/keys.js';
+import { SCOPE_MARK } from '../src/domain/search.js';
 import Database from 'better-sqlite3';
 import { openDatabase } from '../src/store/sqlite/database.js';
 import { readSnapshot, type ReadSnapshot } from '../src/store/sqlite/read-snapshot.js';
@@ -240,3 +241,17 @@ export async function readDocument(store: Store, viewer: Viewer, id: string): Pr
   const body = await store.renderDocument(viewer, id, 'http://folio.test/documents/');
   return body === null ? null : (JSON.parse(body.toString('utf8')) as { contentMarkdown: string });
 }
+
+/** The words of titles and content in the search index of `file`, in order, each once for each document that has it. */
+export function indexedWords(file: string): string {
+  const db = new Database(file, { readonly: true });
+  try {
+    db.exec(`CREATE VIRTUAL TABLE temp.words USING fts5vocab(main, documents_fts, 'instance')`);
+    // Scope tokens begin with SCOPE_MARK (since migration 14; before it, with the scope column's letters).
+    const words = db.prepare(`SELECT term FROM temp.words WHERE col IS NULL OR col IN ('title', 'content') ORDER BY term`).pluck().all() as string[];
+    return words.filter((w) => !w.startsWith(SCOPE_MARK)).join(' ');
+  } finally {
+    db.close();
+  }
+}
+

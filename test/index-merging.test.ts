@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { tidySearchIndex } from '../src/store/sqlite/index-tidying.js';
 import { openSqliteStore } from '../src/store/sqlite/store.js';
 import type { Store, Viewer } from '../src/store/store.js';
+import { indexedWords } from './helpers.js';
 
 /** The search index's segments: each has its own rows in the index of leaf pages. */
 function segments(file: string): number {
@@ -54,6 +55,9 @@ describe('search index merging', () => {
       const found = await store.listDocuments(viewer, { limit: 20, terms: ['newword'] });
       assert.deepEqual(found.map((d) => d.id).sort(), [0, 1, 5, 23].map((i) => created[i]!.id).sort());
       assert.deepEqual(await store.listDocuments(viewer, { limit: 20, terms: ['only5q'] }), []);
+      // Not only unmatched (its old entries would name a place no row holds): gone from the index.
+      const words = indexedWords(file).split(' ');
+      assert.ok(!words.includes('only5q') && words.includes('only6q'));
       await store.close();
     }));
 
@@ -83,6 +87,9 @@ describe('search index merging', () => {
       // The old words of an edited document are gone from the index; those of the others remain.
       for (const i of [0, 42, 99]) assert.deepEqual(await reopened.listDocuments(viewer, { limit: 20, terms: [`only${i}q`] }), []);
       for (const i of [100, 899]) assert.deepEqual((await reopened.listDocuments(viewer, { limit: 20, terms: [`only${i}q`] })).map((d) => d.id), [ids[i]]);
+      const words = new Set(indexedWords(file).split(' '));
+      for (const i of [0, 42, 99]) assert.ok(!words.has(`only${i}q`), `only${i}q left in the index`);
+      for (const i of [100, 899]) assert.ok(words.has(`only${i}q`));
       await reopened.close();
     }));
 

@@ -10,7 +10,7 @@ import { scopeTokens } from '../src/store/sqlite/search.js';
 import { openSqliteStore } from '../src/store/sqlite/store.js';
 import type { Store } from '../src/store/store.js';
 import { FOLDED_BY_FOLIO, foldTitle, SCOPE_MARK, searchTerms, searchText } from '../src/domain/search.js';
-import { readDocument } from './helpers.js';
+import { indexedWords, readDocument } from './helpers.js';
 
 /**
  * A database written by the first schema, where seq counted down with every
@@ -222,19 +222,6 @@ function databaseAt(
     );
   });
   db.close();
-}
-
-/** The words of titles and content in the search index of `file`, in order, each once for each document that has it. */
-function indexedWords(file: string): string {
-  const db = new Database(file, { readonly: true });
-  try {
-    db.exec(`CREATE VIRTUAL TABLE temp.words USING fts5vocab(main, documents_fts, 'instance')`);
-    // Scope tokens begin with SCOPE_MARK (since migration 14; before it, with the scope column's letters).
-    const words = db.prepare(`SELECT term FROM temp.words WHERE col IS NULL OR col IN ('title', 'content') ORDER BY term`).pluck().all() as string[];
-    return words.filter((w) => !w.startsWith(SCOPE_MARK)).join(' ');
-  } finally {
-    db.close();
-  }
 }
 
 /**

@@ -3,10 +3,11 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { UsageError } from '../src/errors.js';
 import { openSqliteStore } from '../src/store/sqlite/store.js';
 import type { Store } from '../src/store/store.js';
-import { factories, readDocument, testClock } from './helpers.js';
+import { factories, indexedWords, readDocument, testClock } from './helpers.js';
 
 describe('SQLite store', () => {
   let dir: string;
@@ -95,5 +96,30 @@ describe('SQLite store', () => {
     assert.equal(next.status, 'updated');
     assert.deepEqual(await search('thirdversionword'), []);
     assert.deepEqual(await search('fourthversionword'), [doc.id]);
+    // Each edit removed the words of the text it replaced from the index: a
+    // search could not tell, since the entries left would name the
+    // document's earlier place (its seq), which no row holds any more.
+    const words = indexedWords(join(dir, 'folio.db')).split(' ');
+    for (const gone of ['firstversionword', 'secondversionword', 'thirdversionword', 'loserversionword']) assert.ok(!words.includes(gone), gone);
+    assert.deepEqual(words.filter((w) => w === 'fourthversionword' || w === 'othernoteword'), ['fourthversionword', 'othernoteword']);
+  });
+
+  it('answers a write only once it is committed, even with a read transaction of the same turn open', async () => {
+    const user = await make.user();
+    const viewer = { userId: user.id, orgId: null };
+    const other = new Database(join(dir, 'folio.db'), { readonly: true });
+    try {
+      // The write's group is queued first; a read in the same turn then
+      // holds the turn's read transaction, which must end before the group
+      // begins: a group committed inside it would be a savepoint, not yet
+      // durable when answered.
+      const written = store.createDocument(viewer, { title: 'Durable', contentMarkdown: 'x', projectId: null, threadId: null }, '2026-03-10T00:00:00.000Z');
+      await store.renderDocumentPage(viewer, { limit: 20 }, 'http://folio.test/documents/');
+      const doc = await written;
+      assert.ok(doc);
+      assert.equal(other.prepare('SELECT count(*) FROM documents WHERE id = ?').pluck().get(doc.id), 1, 'committed, seen by another connection');
+    } finally {
+      other.close();
+    }
   });
 });
