@@ -16,7 +16,8 @@ export async function serve(configured: Config): Promise<FastifyInstance> {
   // A port taken or a host not this machine's is said before the database is
   // opened: an upgrade of its schema can take tens of seconds (README.md).
   // With PORT 0 the port the system chose is the one listened on, and named
-  // by the `url` fields (withPort).
+  // by the `url` fields (withPort); taken meanwhile by another process, it
+  // is reported in use, as a configured port would be.
   const port = await tryListening(configured);
   const config = configured.port === 0 ? withPort(configured, port) : configured;
   // The logger comes with the app, after the store; an upgrade that rebuilds

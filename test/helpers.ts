@@ -254,4 +254,3 @@ export function indexedWords(file: string): string {
     db.close();
   }
 }
-

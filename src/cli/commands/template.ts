@@ -6,10 +6,10 @@ export function registerTemplate(program: Command, ctx: CliContext): void {
 
   template
     .command('create')
-    .description('create a template: personal (--user), a team\'s (--org with --user as its creator), or built in (--system)')
+    .description('create a template: personal (--user), a team\'s (--org; with --user, that member is its creator), or built in (--system)')
     .requiredOption('--title <title>', 'template title')
-    .option('--user <userId>', "a personal template of this user (with --org: the team template's creator, required)")
-    .option('--org <orgId>', "a team template of this organization")
+    .option('--user <userId>', "a personal template of this user (with --org: the team template's creator, a member)")
+    .option('--org <orgId>', 'a team template of this organization (without --user: no user is its creator)')
     .option('--description <text>', 'description')
     .option('--system', 'a built-in template, visible in every workspace', false)
     .option('--default', 'make it the default of its workspace (replacing the previous default)', false)
