@@ -4,6 +4,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { endianness, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import Database from 'better-sqlite3';
+import { onlyBusy } from '../src/store/sqlite/checkpointer.js';
 import { openSqliteStore } from '../src/store/sqlite/store.js';
 import type { Store } from '../src/store/store.js';
 
@@ -17,6 +19,16 @@ function walState(file: string): { frames: number; copied: number } {
   const shm = readFileSync(`${file}-shm`);
   const read = (at: number) => (endianness() === 'LE' ? shm.readUInt32LE(at) : shm.readUInt32BE(at));
   return { frames: read(16), copied: read(96) };
+}
+
+/** The search index's segments: each has its own rows in the index of leaf pages. */
+function segments(file: string): number {
+  const db = new Database(file, { readonly: true });
+  try {
+    return db.prepare('SELECT count(DISTINCT segid) FROM documents_fts_idx').pluck().get() as number;
+  } finally {
+    db.close();
+  }
 }
 
 /** Writes n documents for a new user, whose id it returns. */
@@ -68,5 +80,53 @@ describe('background checkpoints (the server store)', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('wait out a write lock held by another process, and merge the index once it is let go', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'folio-checkpoint-'));
+    const file = join(dir, 'folio.db');
+    const warnings: Error[] = [];
+    const onWarning = (w: Error) => warnings.push(w);
+    process.on('warning', onWarning);
+    try {
+      const writer = openSqliteStore(file);
+      const now = new Date().toISOString();
+      const user = await writer.createUser({ email: 'writer@example.com', name: null, plan: 'pro', now });
+      const viewer = { userId: user.id, orgId: null };
+      for (let i = 0; i < 1000 && (i < 20 || segments(file) < 4); i++) {
+        await writer.createDocument(viewer, { title: `Note ${i}`, contentMarkdown: `word${i} shared`, projectId: null, threadId: null }, now);
+      }
+      await writer.close();
+      const untidy = segments(file);
+      assert.ok(untidy >= 4, `${untidy} segments to start from`);
+
+      const other = new Database(file);
+      other.exec('BEGIN IMMEDIATE');
+      const server = openSqliteStore(file, { background: { intervalMs: 5, tidying: { idleMs: 0, pages: 20, everyMs: 5 } } });
+      try {
+        // Every step the thread tries meanwhile finds the database locked.
+        await sleep(300);
+        assert.equal(segments(file), untidy);
+        other.exec('COMMIT');
+        other.close();
+        let n = untidy;
+        for (let waited = 0; n >= untidy && waited < 10_000; waited += 20) {
+          await sleep(20);
+          n = segments(file);
+        }
+        assert.ok(n < untidy, `${n} segments after the lock was let go, from ${untidy}`);
+      } finally {
+        await server.close();
+      }
+      assert.deepEqual(warnings.map((w) => w.message), [], 'the thread did not stop');
+    } finally {
+      process.off('warning', onWarning);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('read every code of a lock held elsewhere as "not now", and nothing else', () => {
+    for (const code of ['SQLITE_BUSY', 'SQLITE_BUSY_RECOVERY', 'SQLITE_BUSY_SNAPSHOT', 'SQLITE_BUSY_TIMEOUT']) assert.equal(onlyBusy(code), true, code);
+    for (const code of ['SQLITE_IOERR', 'SQLITE_FULL', 'SQLITE_CORRUPT', 'SQLITE_BUSYX', undefined, 5]) assert.equal(onlyBusy(code), false, String(code));
   });
 });

@@ -16,6 +16,18 @@ const stopped = (why: string) =>
 export const SERVING_AUTOCHECKPOINT_PAGES = 4000;
 
 /**
+ * Whether the thread's error only means "not now": a lock held by another
+ * connection (SQLITE_BUSY), or one of its extended codes, which
+ * better-sqlite3 reports as they are: SQLITE_BUSY_RECOVERY while another
+ * process recovers the log after a crash, SQLITE_BUSY_SNAPSHOT,
+ * SQLITE_BUSY_TIMEOUT. Anything else stops the thread. Written without
+ * anything from outside itself: the thread's code (THREAD) holds its text.
+ */
+export function onlyBusy(code: unknown): boolean {
+  return typeof code === 'string' && (code === 'SQLITE_BUSY' || code.startsWith('SQLITE_BUSY_'));
+}
+
+/**
  * The thread's code: on a connection of its own, a PASSIVE checkpoint every
  * `intervalMs`, never waiting for a lock, until told to stop; and, once no
  * other connection has committed for `tidying.idleMs`, a step of merging the
@@ -28,6 +40,7 @@ export const SERVING_AUTOCHECKPOINT_PAGES = 4000;
  */
 const THREAD = `
 const { parentPort, workerData } = require('node:worker_threads');
+const onlyBusy = ${onlyBusy.toString()};
 const Database = require(workerData.driver);
 const db = new Database(workerData.file, { fileMustExist: true });
 db.pragma('busy_timeout = 0');
@@ -71,7 +84,7 @@ const timer = setInterval(() => {
     }
   } catch (error) {
     // Another checkpoint is running (the serving connection's own), or a write: next time.
-    if (error.code === 'SQLITE_BUSY') return;
+    if (onlyBusy(error.code)) return;
     clearInterval(timer);
     parentPort.postMessage({ failed: String(error.message) });
   }
