@@ -32,6 +32,10 @@ export async function serve(configured: Config): Promise<FastifyInstance> {
           ? `Folio: creating the database schema (version ${to}).\n`
           : `Folio: upgrading the database schema from version ${from} to ${to}; an upgrade that rebuilds the search index takes about 30 s per 100,000 documents…\n`,
       ),
+    onReindex: (from, to) =>
+      process.stderr.write(
+        `Folio: rebuilding the search index for Unicode ${to} (${from === null ? 'it does not say which Unicode version it was built with' : `it was built with Unicode ${from}`}); about 30 s per 100,000 documents…\n`,
+      ),
   });
   // Log lines go out once per turn of the event loop; those of the last turn before an exit, at the exit.
   const logStream = turnDestination();

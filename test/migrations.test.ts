@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { openDatabase } from '../src/store/sqlite/database.js';
+import { openDatabase, SEARCH_UNICODE } from '../src/store/sqlite/database.js';
 import { migrations, SEARCH_TOKENIZER } from '../src/store/sqlite/migrations.js';
 import { scopeTokens } from '../src/store/sqlite/search.js';
 import { openSqliteStore } from '../src/store/sqlite/store.js';
@@ -357,5 +357,97 @@ describe('migration 14: the search index without columns, its scope tokens marke
     assert.equal(edited.status, 'updated');
     assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 20, terms: ['walks'] })), []);
     assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 20, terms: ['n'] })), [written[1]!.id, written[0]!.id]);
+  });
+});
+
+describe('the search index rebuilt for the Unicode version of the running Node.js', () => {
+  const unicodeOf = (file: string) => {
+    const db = new Database(file, { readonly: true });
+    try {
+      return db.prepare("SELECT value FROM search_index_facts WHERE name = 'unicode'").pluck().get();
+    } finally {
+      db.close();
+    }
+  };
+
+  it('records the version a new database is indexed with, with nothing to rebuild', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'folio-unicode-'));
+    const file = join(dir, 'folio.db');
+    try {
+      const heard: unknown[] = [];
+      const store = openSqliteStore(file, { onReindex: (from, to) => heard.push([from, to]) });
+      await store.close();
+      assert.equal(unicodeOf(file), SEARCH_UNICODE);
+      assert.deepEqual(heard, []);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('rebuilds an index folded under another version, leaving only the words its documents hold now', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'folio-unicode-'));
+    const file = join(dir, 'folio.db');
+    try {
+      const store = openSqliteStore(file);
+      const now = '2026-01-01T00:00:00.000Z';
+      const user = await store.createUser({ email: 'unicode@example.com', name: null, plan: 'pro', now });
+      const viewer = { userId: user.id, orgId: null };
+      const doc = await store.createDocument(viewer, { title: 'Ελληνικά', contentMarkdown: 'plain words', projectId: null, threadId: null }, now);
+      await store.close();
+
+      // As an older Node.js might have folded the title: a spelling today's folding never writes, which no edit would remove.
+      const db = new Database(file);
+      db.prepare("UPDATE search_index_facts SET value = '1.1' WHERE name = 'unicode'").run();
+      const seq = db.prepare('SELECT seq FROM documents WHERE id = ?').pluck().get(doc!.id) as number;
+      db.prepare('INSERT INTO documents_fts (rowid, title, content, scope) VALUES (?, ?, ?, ?)').run(-seq - 1_000_000, 'ελληνικάold', '', '');
+      db.close();
+      assert.equal(indexedWords(file), 'plain words ελληνικάold ελληνικα');
+
+      const heard: unknown[] = [];
+      const reopened = openSqliteStore(file, { onReindex: (from, to) => heard.push([from, to]) });
+      try {
+        assert.deepEqual(heard, [['1.1', SEARCH_UNICODE]]);
+        assert.equal(indexedWords(file), 'plain words ελληνικα');
+        assert.equal(unicodeOf(file), SEARCH_UNICODE);
+        const found = await reopened.listDocuments(viewer, { limit: 20, terms: searchTerms('ΕΛΛΗΝΙΚΑ words') });
+        assert.deepEqual(found.map((d) => d.id), [doc!.id]);
+      } finally {
+        await reopened.close();
+      }
+      // Once only.
+      const again: unknown[] = [];
+      await openSqliteStore(file, { onReindex: (from, to) => again.push([from, to]) }).close();
+      assert.deepEqual(again, []);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('rebuilds once a database from before Folio recorded the version (migration 15)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'folio-unicode-'));
+    const file = join(dir, 'folio.db');
+    try {
+      const store = openSqliteStore(file);
+      const now = '2026-01-01T00:00:00.000Z';
+      const user = await store.createUser({ email: 'unicode@example.com', name: null, plan: 'pro', now });
+      await store.createDocument({ userId: user.id, orgId: null }, { title: 'Kept', contentMarkdown: 'words', projectId: null, threadId: null }, now);
+      await store.close();
+      // The schema as migration 14 left it.
+      const db = new Database(file);
+      db.exec('DROP TABLE search_index_facts');
+      db.pragma('user_version = 14');
+      db.close();
+
+      const heard: unknown[] = [];
+      const migrated: unknown[] = [];
+      const reopened = openSqliteStore(file, { onMigrate: (from, to) => migrated.push([from, to]), onReindex: (from, to) => heard.push([from, to]) });
+      await reopened.close();
+      assert.deepEqual(migrated, [[14, migrations.length]]);
+      assert.deepEqual(heard, [[null, SEARCH_UNICODE]]);
+      assert.equal(unicodeOf(file), SEARCH_UNICODE);
+      assert.equal(indexedWords(file), 'kept words');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { foldTitle, searchText } from '../../domain/search.js';
-import { migrations } from './migrations.js';
+import { INDEX_UNICODE_FACT, migrations, REINDEX_EVERY_DOCUMENT } from './migrations.js';
 
 export type Db = Database.Database;
 
@@ -38,18 +38,40 @@ export function openDatabase(file: string): Db {
 export type MigrationNotice = (from: number, to: number) => void;
 
 /**
- * Brings the schema up to date in one transaction. `onStart` hears of it
- * first when there is anything to do (some migrations rebuild the search
- * index, which takes a while on a large database).
+ * Told before the search index is rebuilt because the Unicode version of
+ * its folding changed: the version it was built with (null: not recorded,
+ * as before migration 15) and the running Node.js's.
  */
-export function migrate(db: Db, onStart?: MigrationNotice): void {
+export type ReindexNotice = (from: string | null, to: string) => void;
+
+/**
+ * The Unicode version of searchText's folding (src/domain/search.ts):
+ * Node.js's own, from its ICU data. A Node.js of another Unicode version
+ * may fold a character otherwise (a script's capitals it learnt to lower,
+ * a new compatibility form), and an edit would then remove a document's
+ * old words from the index under other spellings than they were written
+ * with, leaving entries that no search returns but every search reads past.
+ */
+export const SEARCH_UNICODE: string = process.versions.unicode ?? 'unknown';
+
+/**
+ * Brings the schema up to date in one transaction, and rebuilds the search
+ * index in it if the index was built with another Unicode version than
+ * this Node.js's (SEARCH_UNICODE). `onStart` and `onReindex` hear of it
+ * first when there is anything to do (both take a while on a large
+ * database). Two processes of different Node.js versions on one database
+ * would rebuild the index in turns, each time one of them opens it.
+ */
+export function migrate(db: Db, onStart?: MigrationNotice, onReindex?: ReindexNotice): void {
   // What a migration computes as the store does (migrations.ts).
   db.function('folio_fold_title', { deterministic: true }, (title) => foldTitle(String(title)));
   db.function('folio_search_text', { deterministic: true }, (text) => searchText(String(text)));
   const current = () => db.pragma('user_version', { simple: true }) as number;
+  const indexedUnder = () =>
+    db.prepare('SELECT value FROM search_index_facts WHERE name = ?').pluck().get(INDEX_UNICODE_FACT) as string | undefined;
   // Up to date, as almost always: no write lock is taken, so that opening
   // the database never waits for another process's write.
-  if (current() === migrations.length) return;
+  if (current() === migrations.length && indexedUnder() === SEARCH_UNICODE) return;
   const run = db.transaction(() => {
     const version = current();
     if (version < migrations.length) onStart?.(version, migrations.length);
@@ -57,6 +79,14 @@ export function migrate(db: Db, onStart?: MigrationNotice): void {
       db.exec(migrations[i]!);
       db.pragma(`user_version = ${i + 1}`);
     }
+    const built = indexedUnder() ?? null;
+    if (built === SEARCH_UNICODE) return;
+    // A new database has nothing indexed yet.
+    if (version > 0) {
+      onReindex?.(built, SEARCH_UNICODE);
+      db.exec(REINDEX_EVERY_DOCUMENT);
+    }
+    db.prepare('INSERT OR REPLACE INTO search_index_facts (name, value) VALUES (?, ?)').run(INDEX_UNICODE_FACT, SEARCH_UNICODE);
   });
   run.immediate();
 }

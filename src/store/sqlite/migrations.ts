@@ -30,7 +30,7 @@ const INDEX_EVERY_DOCUMENT = `INSERT INTO documents_fts (rowid, title, content, 
  * makes its text, under its rowid -seq (migration 12), merged into one
  * segment.
  */
-const REINDEX_EVERY_DOCUMENT = `INSERT INTO documents_fts (documents_fts) VALUES ('delete-all');
+export const REINDEX_EVERY_DOCUMENT = `INSERT INTO documents_fts (documents_fts) VALUES ('delete-all');
   INSERT INTO documents_fts (rowid, title, content, scope)
     SELECT -d.seq, folio_search_text(d.title), folio_search_text(c.content), ${SCOPE_TOKENS}
     FROM documents d JOIN document_contents c ON c.seq = d.seq
@@ -366,4 +366,18 @@ export const migrations: readonly string[] = [
   INSERT INTO documents_fts (documents_fts, rank) VALUES ('usermerge', 8);
   ${REINDEX_EVERY_DOCUMENT}
   `,
+  // What the search index was built with, where it is not the schema:
+  // the Unicode version of the folding that made its text (searchText, by
+  // Node.js's own Unicode data). migrate() (database.ts) rebuilds the index
+  // when the running Node.js's differs, and so once after this migration:
+  // the index does not say which Unicode made it.
+  `
+  CREATE TABLE search_index_facts (
+    name   TEXT PRIMARY KEY,
+    value  TEXT NOT NULL
+  ) WITHOUT ROWID;
+  `,
 ];
+
+/** The row of search_index_facts that holds the Unicode version of the index's folding. */
+export const INDEX_UNICODE_FACT = 'unicode';

@@ -2,7 +2,7 @@ import type { Store } from '../store.js';
 import { accessCache, type AccessCache } from './access-cache.js';
 import { walIndexHeader } from './wal-index-header.js';
 import { adminQueries } from './admin.js';
-import { migrate, openDatabase, type Db, type MigrationNotice } from './database.js';
+import { migrate, openDatabase, type Db, type MigrationNotice, type ReindexNotice } from './database.js';
 import { startCheckpointer, type BackgroundOptions } from './checkpointer.js';
 import { documentQueries } from './documents.js';
 import { NO_SNAPSHOT, readSnapshot, type ReadSnapshot } from './read-snapshot.js';
@@ -16,6 +16,8 @@ import { workspaceQueries } from './workspace.js';
 export interface SqliteStoreOptions {
   /** Told when the schema is created or upgraded, before the work starts. */
   onMigrate?: MigrationNotice;
+  /** Told when the search index is rebuilt for another Unicode version, before the work starts. */
+  onReindex?: ReindexNotice;
   /**
    * Checkpoints the write-ahead log, and merges the search index while the
    * database is quiet, from a thread of its own (checkpointer.ts): for the server.
@@ -25,7 +27,7 @@ export interface SqliteStoreOptions {
 
 export function openSqliteStore(file: string, options: SqliteStoreOptions = {}): Store {
   const db = openDatabase(file);
-  migrate(db, options.onMigrate);
+  migrate(db, options.onMigrate, options.onReindex);
   if (!options.background || file === ':memory:') return sqliteStoreOn(db, { readSnapshots: true });
   const checkpointer = startCheckpointer(db, file, options.background === true ? {} : options.background);
   return sqliteStoreOn(db, { readSnapshots: true, beforeClose: () => checkpointer.stop() });
