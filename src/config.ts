@@ -64,6 +64,27 @@ function parseDatabase(url: string): Config['database'] {
   throw new ConfigError('DATABASE_URL', `${scheme ? `unsupported scheme "${scheme}"` : 'not a database URL'}; expected sqlite:PATH`);
 }
 
+/**
+ * REDIS_URL: `redis://[[user]:password@]host[:port][/db]`, or `rediss://` for
+ * TLS. The URL itself is not repeated in messages: it may hold a password.
+ */
+function parseRedisUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError('REDIS_URL', 'not a URL; expected redis://host:port (or rediss:// for TLS)');
+  }
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') {
+    throw new ConfigError('REDIS_URL', `unsupported scheme "${url.protocol}"; expected redis://host:port (or rediss:// for TLS)`);
+  }
+  if (url.hostname === '') throw new ConfigError('REDIS_URL', 'the URL names no host; expected redis://host:port');
+  if (url.pathname !== '' && url.pathname !== '/' && !/^\/\d+$/.test(url.pathname)) {
+    throw new ConfigError('REDIS_URL', 'the path must be a database number, as in redis://host:6379/0');
+  }
+  return raw;
+}
+
 function parseUrl(name: string, raw: string): string {
   let url: URL;
   try {
@@ -124,10 +145,8 @@ export function loadConfig(env: Env = process.env): Config {
   const databaseUrl = text(env, 'DATABASE_URL') ?? 'sqlite:./data/folio.db';
   const database = parseDatabase(databaseUrl);
 
-  const redisUrl = text(env, 'REDIS_URL') ?? null;
-  if (redisUrl !== null) {
-    throw new ConfigError('REDIS_URL', 'Redis is not supported by this version of Folio yet; unset it to keep rate limits in memory');
-  }
+  const redisUrlRaw = text(env, 'REDIS_URL');
+  const redisUrl = redisUrlRaw === undefined ? null : parseRedisUrl(redisUrlRaw);
 
   const serverUrl = ownUrl(host, port);
   const publicAppUrl = parseUrl('PUBLIC_APP_URL', text(env, 'PUBLIC_APP_URL') ?? serverUrl);

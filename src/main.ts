@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { ConfigError, withPort, type Config } from './config.js';
 import { turnDestination } from './logging/turn-destination.js';
+import { redisLimiter, type RedisLimiter, type RedisReport } from './rate-limit/redis.js';
 import { openStore } from './store/open.js';
 
 /** How often a server shutting down closes the connections that have fallen idle since. */
@@ -20,6 +21,15 @@ export async function serve(configured: Config): Promise<FastifyInstance> {
   // is reported in use, as a configured port would be.
   const port = await tryListening(configured);
   const config = configured.port === 0 ? withPort(configured, port) : configured;
+  // Rate limits shared through Redis: it must answer now, before the database
+  // is opened. What it says later goes to the server's log once there is one.
+  let report: RedisReport = (_level, message) => process.stderr.write(`Folio: ${message}\n`);
+  const limiter: RedisLimiter | undefined =
+    config.redisUrl === null
+      ? undefined
+      : await redisLimiter({ readPerMin: config.readLimitPerMin, writePerMin: config.writeLimitPerMin }, config.redisUrl, {
+          report: (level, message) => report(level, message),
+        });
   // The logger comes with the app, after the store; an upgrade that rebuilds
   // the search index can take tens of seconds, so say so at once.
   const store = await openStore(config, {
@@ -36,13 +46,18 @@ export async function serve(configured: Config): Promise<FastifyInstance> {
       process.stderr.write(
         `Folio: rebuilding the search index for Unicode ${to} (${from === null ? 'it does not say which Unicode version it was built with' : `it was built with Unicode ${from}`}); about 30 s per 100,000 documents…\n`,
       ),
+  }).catch(async (err: unknown) => {
+    await limiter?.close();
+    throw err;
   });
   // Log lines go out once per turn of the event loop; those of the last turn before an exit, at the exit.
   const logStream = turnDestination();
   process.once('exit', logStream.flush);
-  const app = await buildApp({ config, store, logStream });
+  const app = await buildApp({ config, store, logStream, ...(limiter ? { limiter } : {}) });
+  report = (level, message) => app.log[level](message);
   app.addHook('onClose', async () => {
     await store.close();
+    await limiter?.close();
   });
 
   let closing = false;

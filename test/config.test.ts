@@ -61,6 +61,17 @@ describe('configuration', () => {
     assert.equal(set.publicAppUrl, 'https://docs.example.com');
   });
 
+  it('takes a Redis URL for rate limits shared by several instances, and never repeats its password', () => {
+    assert.equal(loadConfig({ REDIS_URL: 'redis://:hunter2@127.0.0.1:6379/2' }).redisUrl, 'redis://:hunter2@127.0.0.1:6379/2');
+    assert.equal(loadConfig({ REDIS_URL: 'rediss://cache.example:6380' }).redisUrl, 'rediss://cache.example:6380');
+    for (const bad of ['redis://:hunter2@127.0.0.1:6379/cache', 'http://u:hunter2@127.0.0.1:6379']) {
+      assert.throws(
+        () => loadConfig({ REDIS_URL: bad }),
+        (err: unknown) => err instanceof ConfigError && err.variable === 'REDIS_URL' && !err.message.includes('hunter2'),
+      );
+    }
+  });
+
   it('stops on a bad value with a message naming the variable', () => {
     for (const [name, value] of [
       ['PORT', 'eighty'],
@@ -68,7 +79,9 @@ describe('configuration', () => {
       ['DATABASE_URL', 'mysql://localhost/folio'],
       ['DATABASE_URL', 'sqlite:'],
       ['DATABASE_URL', 'postgres://localhost/folio'],
-      ['REDIS_URL', 'redis://127.0.0.1:6379'],
+      ['REDIS_URL', 'http://127.0.0.1:6379'],
+      ['REDIS_URL', '127.0.0.1:6379'],
+      ['REDIS_URL', 'redis://:hunter2@127.0.0.1:6379/cache'],
       ['PUBLIC_APP_URL', 'not a url'],
       ['PUBLIC_APP_URL', 'ftp://example.com'],
       ['PUBLIC_APP_URL', 'https://x.example/app?ref=1'],
