@@ -79,6 +79,10 @@ function parseRedisUrl(raw: string): string {
     throw new ConfigError('REDIS_URL', `unsupported scheme "${url.protocol}"; expected redis://host:port (or rediss:// for TLS)`);
   }
   if (url.hostname === '') throw new ConfigError('REDIS_URL', 'the URL names no host; expected redis://host:port');
+  // ioredis would read options from a query (a password among them), which Folio does not name in messages.
+  if (url.search !== '' || url.hash !== '' || raw.includes('?') || raw.includes('#')) {
+    throw new ConfigError('REDIS_URL', 'options after "?" or "#" are not taken; put a password before the host, as in redis://:password@host:6379');
+  }
   if (url.pathname !== '' && url.pathname !== '/' && !/^\/\d+$/.test(url.pathname)) {
     throw new ConfigError('REDIS_URL', 'the path must be a database number, as in redis://host:6379/0');
   }

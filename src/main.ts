@@ -53,12 +53,17 @@ export async function serve(configured: Config): Promise<FastifyInstance> {
   // Log lines go out once per turn of the event loop; those of the last turn before an exit, at the exit.
   const logStream = turnDestination();
   process.once('exit', logStream.flush);
-  const app = await buildApp({ config, store, logStream, ...(limiter ? { limiter } : {}) });
-  report = (level, message) => app.log[level](message);
-  app.addHook('onClose', async () => {
-    await store.close();
-    await limiter?.close();
+  // Closes what the server opened; an open connection to Redis would keep the process running.
+  const closeAll = async () => {
+    const closed = await Promise.allSettled([store.close(), limiter?.close()]);
+    for (const c of closed) if (c.status === 'rejected') throw c.reason;
+  };
+  const app = await buildApp({ config, store, logStream, ...(limiter ? { limiter } : {}) }).catch(async (err: unknown) => {
+    await closeAll();
+    throw err;
   });
+  report = (level, message) => app.log[level](message);
+  app.addHook('onClose', closeAll);
 
   let closing = false;
   const shutdown = (signal: string) => {

@@ -64,7 +64,7 @@ describe('configuration', () => {
   it('takes a Redis URL for rate limits shared by several instances, and never repeats its password', () => {
     assert.equal(loadConfig({ REDIS_URL: 'redis://:hunter2@127.0.0.1:6379/2' }).redisUrl, 'redis://:hunter2@127.0.0.1:6379/2');
     assert.equal(loadConfig({ REDIS_URL: 'rediss://cache.example:6380' }).redisUrl, 'rediss://cache.example:6380');
-    for (const bad of ['redis://:hunter2@127.0.0.1:6379/cache', 'http://u:hunter2@127.0.0.1:6379']) {
+    for (const bad of ['redis://:hunter2@127.0.0.1:6379/cache', 'http://u:hunter2@127.0.0.1:6379', 'redis://127.0.0.1:6379/0?password=hunter2', 'redis://127.0.0.1:6379#hunter2']) {
       assert.throws(
         () => loadConfig({ REDIS_URL: bad }),
         (err: unknown) => err instanceof ConfigError && err.variable === 'REDIS_URL' && !err.message.includes('hunter2'),

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { openDatabase, SEARCH_UNICODE } from '../src/store/sqlite/database.js';
-import { migrations, SEARCH_TOKENIZER } from '../src/store/sqlite/migrations.js';
+import { LAST_FULL_REINDEX, migrations, REINDEX_EVERY_DOCUMENT, SEARCH_TOKENIZER } from '../src/store/sqlite/migrations.js';
 import { scopeTokens } from '../src/store/sqlite/search.js';
 import { openSqliteStore } from '../src/store/sqlite/store.js';
 import type { Store } from '../src/store/store.js';
@@ -318,11 +318,26 @@ describe('migration 14: the search index without columns, its scope tokens marke
   ];
   const ids = (rows: { id: string }[]) => rows.map((r) => r.id);
 
+  const rebuiltForUnicode: unknown[] = [];
+
   before(() => {
     dir = mkdtempSync(join(tmpdir(), 'folio-migrate-14-'));
     file = join(dir, 'folio.db');
     databaseAt(file, 13, user, written, { rowid: (seq) => -seq, indexed: searchText, searchText });
-    store = openSqliteStore(file);
+    store = openSqliteStore(file, { onReindex: (from, to) => rebuiltForUnicode.push([from, to]) });
+  });
+
+  it('records the Unicode version of the index it has just rebuilt, without rebuilding it again (migration 15)', () => {
+    assert.deepEqual(rebuiltForUnicode, []);
+    const db = new Database(file, { readonly: true });
+    try {
+      assert.equal(db.prepare("SELECT value FROM search_index_facts WHERE name = 'unicode'").pluck().get(), SEARCH_UNICODE);
+    } finally {
+      db.close();
+    }
+    // What migrate() counts on: migration 14 is the last to rebuild the whole index.
+    assert.ok(migrations[LAST_FULL_REINDEX - 1]!.includes(REINDEX_EVERY_DOCUMENT));
+    assert.ok(migrations.slice(LAST_FULL_REINDEX).every((m) => !m.includes('delete-all')));
   });
   after(async () => {
     await store.close();
@@ -393,11 +408,14 @@ describe('the search index rebuilt for the Unicode version of the running Node.j
       const user = await store.createUser({ email: 'unicode@example.com', name: null, plan: 'pro', now });
       const viewer = { userId: user.id, orgId: null };
       const doc = await store.createDocument(viewer, { title: 'Ελληνικά', contentMarkdown: 'plain words', projectId: null, threadId: null }, now);
+      const chat = await store.createChat({ creatorId: user.id, workspaceId: user.id, projectId: null, title: 'ΠΡΟΣΦΟΡΑ Straße', messageCount: 1, now });
       await store.close();
 
       // As an older Node.js might have folded the title: a spelling today's folding never writes, which no edit would remove.
       const db = new Database(file);
       db.prepare("UPDATE search_index_facts SET value = '1.1' WHERE name = 'unicode'").run();
+      // As an older Node.js might have folded the chat's title.
+      db.prepare('UPDATE chats SET title_folded = ? WHERE id = ?').run('προσφορα straße', chat.id);
       const seq = db.prepare('SELECT seq FROM documents WHERE id = ?').pluck().get(doc!.id) as number;
       db.prepare('INSERT INTO documents_fts (rowid, title, content, scope) VALUES (?, ?, ?, ?)').run(-seq - 1_000_000, 'ελληνικάold', '', '');
       db.close();
@@ -411,6 +429,10 @@ describe('the search index rebuilt for the Unicode version of the running Node.j
         assert.equal(unicodeOf(file), SEARCH_UNICODE);
         const found = await reopened.listDocuments(viewer, { limit: 20, terms: searchTerms('ΕΛΛΗΝΙΚΑ words') });
         assert.deepEqual(found.map((d) => d.id), [doc!.id]);
+        // Chat titles are folded again too: the stored fold is today's.
+        const db2 = new Database(file, { readonly: true });
+        assert.equal(db2.prepare('SELECT title_folded FROM chats WHERE id = ?').pluck().get(chat.id), foldTitle('ΠΡΟΣΦΟΡΑ Straße'));
+        db2.close();
       } finally {
         await reopened.close();
       }

@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { ConfigError } from '../src/config.js';
 import { generateKey, hashKey, lastFour } from '../src/domain/keys.js';
-import { redisLimiter } from '../src/rate-limit/redis.js';
+import { redisLimiter, type RedisLimiter } from '../src/rate-limit/redis.js';
 import { openSqliteStore } from '../src/store/sqlite/store.js';
 
 /**
@@ -37,12 +37,24 @@ async function redisMissing(): Promise<string | false> {
 const missing = await redisMissing();
 if (missing) process.stderr.write(`rate-limit-redis.test.ts: skipped: ${missing}\n`);
 
+/** REDIS with another database number. */
+function testDatabase(n: number): string {
+  const url = new URL(REDIS);
+  url.pathname = `/${n}`;
+  return url.toString();
+}
+
 /** Each test's keys start with a prefix of their own, so runs never count each other's requests. */
 const freshPrefix = () => `folio-test-${process.pid}-${Math.random().toString(36).slice(2)}`;
 
-/** A TCP relay to Redis that can be cut and restored on the same port: Redis going away, as a network would take it. */
-async function relay(): Promise<{ port: number; cut(): Promise<void>; restore(): Promise<void>; close(): Promise<void> }> {
+/**
+ * A TCP relay to Redis that can be cut and restored on the same port (Redis
+ * going away, as a network would take it), or hung: connections stay open
+ * but nothing goes through, as with a Redis that stopped answering.
+ */
+async function relay() {
   const sockets = new Set<Socket>();
+  let hung = false;
   let server: Server;
   let port = 0;
   const listen = async () => {
@@ -53,7 +65,8 @@ async function relay(): Promise<{ port: number; cut(): Promise<void>; restore():
         s.on('close', () => sockets.delete(s));
         s.on('error', () => s.destroy());
       }
-      client.pipe(upstream).pipe(client);
+      client.on('data', (d: Buffer) => hung || upstream.write(d));
+      upstream.on('data', (d: Buffer) => hung || client.write(d));
       client.on('close', () => upstream.destroy());
       upstream.on('close', () => client.destroy());
     });
@@ -68,12 +81,28 @@ async function relay(): Promise<{ port: number; cut(): Promise<void>; restore():
     });
   };
   await listen();
-  return { port, cut, restore: listen, close: cut };
+  return {
+    port,
+    cut,
+    restore: listen,
+    hang: () => (hung = true),
+    unhang: () => (hung = false),
+    close: cut,
+  };
 }
 
 async function until(what: string, check: () => boolean, ms = 5000): Promise<void> {
   for (const start = Date.now(); !check(); await sleep(20)) {
     if (Date.now() - start > ms) throw new Error(`timed out waiting for ${what}`);
+  }
+}
+
+/** Sends requests of another key until Redis counts one (the limiter reports it). */
+async function waitForRedis(limiter: RedisLimiter, reports: unknown[]): Promise<void> {
+  const before = reports.length;
+  for (const start = Date.now(); reports.length === before; await sleep(50)) {
+    if (Date.now() - start > 10_000) throw new Error('Redis never counted a request again');
+    await limiter.consume('probe', 'read');
   }
 }
 
@@ -123,7 +152,7 @@ describe('rate limits shared through Redis', { skip: missing }, () => {
       await link.cut();
       await until('the outage report', () => reports.length > 0);
       assert.equal(reports[0]![0], 'warn');
-      assert.match(reports[0]![1], /unreachable.*memory/);
+      assert.match(reports[0]![1], /cannot count requests.*memory/);
       // Answered at once from memory, which counts from its own start.
       const started = Date.now();
       const during = [];
@@ -136,7 +165,8 @@ describe('rate limits shared through Redis', { skip: missing }, () => {
       assert.equal(reports.length, 1, 'one report for the outage, not one per retry');
 
       await link.restore();
-      await until('the recovery report', () => reports.length > 1);
+      // Redis is found back by the first request it counts (another key's, here).
+      await waitForRedis(limiter, reports);
       assert.equal(reports[1]![0], 'info');
       // Redis's window is the one from before the outage: one request left in it.
       assert.deepEqual(
@@ -147,6 +177,42 @@ describe('rate limits shared through Redis', { skip: missing }, () => {
         ],
       );
     } finally {
+      await limiter.close();
+      await link.close();
+    }
+  });
+
+  it('count in memory, after half a second at most, while Redis holds its connection without answering', async () => {
+    const link = await relay();
+    const reports: [string, string][] = [];
+    const prefix = freshPrefix();
+    const limiter = await redisLimiter({ readPerMin: 100, writePerMin: 1 }, `redis://127.0.0.1:${link.port}`, {
+      prefix,
+      report: (level, message) => reports.push([level, message]),
+    });
+    const direct = new Redis(REDIS);
+    try {
+      assert.equal((await limiter.consume('key', 'read')).remaining, 99);
+      assert.equal((await limiter.consume('key', 'read')).remaining, 98);
+
+      link.hang();
+      let started = Date.now();
+      assert.equal((await limiter.consume('key', 'read')).remaining, 99, 'counted in memory, from its own start');
+      assert.ok(Date.now() - started < 1500, `the first request waited ${Date.now() - started} ms`);
+      await until('the report', () => reports.length > 0);
+      assert.equal(reports[0]![0], 'warn');
+      started = Date.now();
+      for (let i = 0; i < 5; i++) assert.equal((await limiter.consume('key', 'read')).allowed, true);
+      assert.ok(Date.now() - started < 200, `then at once: five requests in ${Date.now() - started} ms`);
+
+      link.unhang();
+      await waitForRedis(limiter, reports);
+      assert.equal(reports[1]![0], 'info');
+      assert.equal(reports.length, 2, 'one report each way, not one per retry or request');
+      assert.equal(await direct.get(`${prefix}:read:key`), '2', 'what Redis counted before it hung');
+      assert.equal((await limiter.consume('key', 'read')).remaining, 97, 'counted by Redis again');
+    } finally {
+      direct.disconnect();
       await limiter.close();
       await link.close();
     }
@@ -187,7 +253,8 @@ describe('two servers sharing a database and Redis', { skip: missing }, () => {
     await store.close();
     for (let i = 0; i < 2; i++) {
       const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/serve.ts'], {
-        env: { ...process.env, DATABASE_URL: `sqlite:${file}`, PORT: '0', LOG_LEVEL: 'info', REDIS_URL: REDIS, READ_LIMIT_PER_MIN: '3' },
+        // A database of Redis's own for this test: the servers write keys as in production (folio:…).
+        env: { ...process.env, DATABASE_URL: `sqlite:${file}`, PORT: '0', LOG_LEVEL: 'info', REDIS_URL: testDatabase(15), READ_LIMIT_PER_MIN: '3' },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       servers.push(child);

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { ConfigError } from '../config.js';
-import type { LimitClass, Limiter, LimitSettings, RateDecision } from './limiter.js';
+import { memoryLimiter, type LimitClass, type Limiter, type LimitSettings, type RateDecision } from './limiter.js';
 
 const WINDOW_SECONDS = 60;
 
@@ -20,14 +20,10 @@ export interface RedisLimiter extends Limiter {
   close(): Promise<void>;
 }
 
-/** The URL without its user name and password, to name Redis in messages and logs. */
+/** Redis as messages name it: scheme, host, port and database number, never a password or options (which may hold one). */
 export function redactedRedisUrl(url: string): string {
   const u = new URL(url);
-  if (u.username !== '' || u.password !== '') {
-    u.username = '';
-    u.password = '';
-  }
-  return u.toString();
+  return `${u.protocol}//${u.host}${u.pathname === '/' ? '' : u.pathname}`;
 }
 
 /**
@@ -39,12 +35,14 @@ export function redactedRedisUrl(url: string): string {
  * requests on several instances are counted once each.
  *
  * Redis must answer when the server starts (otherwise a ConfigError names
- * REDIS_URL). Afterwards, while it is unreachable or slow (no answer within
- * half a second), each instance counts in its own memory instead
- * (rate-limiter-flexible's insurance limiter), so that requests are still
- * limited, per instance, and never wait for Redis to come back; the
- * connection is retried in the background, and the change both ways is
- * reported.
+ * REDIS_URL). Afterwards, whenever it cannot count a request (the
+ * connection is down, it has not answered for half a second, or it refuses
+ * the command: out of memory, a read-only replica), the request is counted
+ * in this instance's memory instead, by the limiter kept in memory, so
+ * requests are still limited, per instance, and never wait long for Redis.
+ * Until the connection is back, requests go to memory at once; a socket
+ * that stays silent for half a second is dropped and made again. The
+ * first failure is reported, and the first request Redis counts again.
  */
 export async function redisLimiter(settings: LimitSettings, url: string, options: RedisLimiterOptions = {}): Promise<RedisLimiter> {
   const { report = (level, message) => process.stderr.write(`${level === 'warn' ? 'Warning' : 'Note'}: ${message}\n`), prefix = 'folio' } = options;
@@ -52,63 +50,72 @@ export async function redisLimiter(settings: LimitSettings, url: string, options
   const client = new Redis(url, {
     lazyConnect: true,
     connectTimeout: 2000,
-    // While the connection is down, a command fails at once (the insurance
-    // limiter answers) instead of waiting in a queue for the reconnection.
+    // While the connection is down, a command fails at once instead of
+    // waiting in a queue for the reconnection.
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
-    commandTimeout: 500,
+    // A Redis that holds the connection but stops answering: the socket is
+    // dropped (its commands fail) and made again.
+    socketTimeout: 500,
     retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
   });
-  // Reported only once the start has succeeded: before, a failure stops the server.
+  // What went wrong before the start succeeded (a wrong password, say), to be told in its error.
+  let startError: Error | null = null;
   let started = false;
-  let down = false;
+  let failing = false;
+  const failed = (error: Error) => {
+    if (!started) {
+      startError ??= error;
+      return;
+    }
+    if (failing) return;
+    failing = true;
+    report('warn', `Redis at ${where} cannot count requests (${error.message}); rate limits are counted in this instance's memory until it can.`);
+  };
   // Without a listener, ioredis would print every failed reconnection itself.
-  client.on('error', (error: Error) => {
-    if (!started || down) return;
-    down = true;
-    report('warn', `Redis at ${where} is unreachable (${error.message}); rate limits are counted in this instance's memory until it is back.`);
-  });
-  client.on('ready', () => {
-    if (!down) return;
-    down = false;
-    report('info', `Redis at ${where} answers again; rate limits are shared again.`);
-  });
+  client.on('error', failed);
   try {
     await client.connect();
     await client.ping();
   } catch (error) {
     client.disconnect();
-    throw new ConfigError('REDIS_URL', `cannot reach Redis at ${where}: ${(error as Error).message}`);
+    // Set by the listener meanwhile, which TypeScript does not follow.
+    const first = startError as Error | null;
+    const last = (error as Error).message;
+    const why = first !== null && first.message !== last ? `${first.message}; ${last}` : last;
+    throw new ConfigError('REDIS_URL', `cannot reach Redis at ${where}: ${why}`);
   }
   started = true;
 
   const limiter = (cls: LimitClass, points: number) =>
-    new RateLimiterRedis({
-      storeClient: client,
-      keyPrefix: `${prefix}:${cls}`,
-      points,
-      duration: WINDOW_SECONDS,
-      rejectIfRedisNotReady: true,
-      insuranceLimiter: new RateLimiterMemory({ keyPrefix: `${prefix}:${cls}`, points, duration: WINDOW_SECONDS }),
-    });
+    new RateLimiterRedis({ storeClient: client, keyPrefix: `${prefix}:${cls}`, points, duration: WINDOW_SECONDS });
   const classes = { read: limiter('read', settings.readPerMin), write: limiter('write', settings.writePerMin) };
   const points = { read: settings.readPerMin, write: settings.writePerMin };
+  const inMemory = memoryLimiter(settings);
 
-  const decision = (res: RateLimiterRes, limit: number): RateDecision => ({
-    allowed: res.consumedPoints <= limit,
-    limit,
-    remaining: Math.max(0, limit - res.consumedPoints),
-    resetSeconds: Math.max(1, Math.ceil(res.msBeforeNext / 1000)),
-  });
+  const decision = (res: RateLimiterRes, limit: number): RateDecision => {
+    if (failing) {
+      failing = false;
+      report('info', `Redis at ${where} counts requests again; rate limits are shared again.`);
+    }
+    return {
+      allowed: res.consumedPoints <= limit,
+      limit,
+      remaining: Math.max(0, limit - res.consumedPoints),
+      resetSeconds: Math.max(1, Math.ceil(res.msBeforeNext / 1000)),
+    };
+  };
 
   return {
     consume(keyId, cls) {
+      if (client.status !== 'ready') return inMemory.consume(keyId, cls);
       return classes[cls].consume(keyId).then(
         (res) => decision(res, points[cls]),
         (refusal: unknown) => {
           // Over the limit: rate-limiter-flexible rejects with the count.
           if (refusal instanceof RateLimiterRes) return decision(refusal, points[cls]);
-          throw refusal;
+          failed(refusal instanceof Error ? refusal : new Error(String(refusal)));
+          return inMemory.consume(keyId, cls);
         },
       );
     },

@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { foldTitle, searchText } from '../../domain/search.js';
-import { INDEX_UNICODE_FACT, migrations, REINDEX_EVERY_DOCUMENT } from './migrations.js';
+import { INDEX_UNICODE_FACT, LAST_FULL_REINDEX, migrations, REINDEX_EVERY_DOCUMENT } from './migrations.js';
 
 export type Db = Database.Database;
 
@@ -56,8 +56,8 @@ export const SEARCH_UNICODE: string = process.versions.unicode ?? 'unknown';
 
 /**
  * Brings the schema up to date in one transaction, and rebuilds the search
- * index in it if the index was built with another Unicode version than
- * this Node.js's (SEARCH_UNICODE). `onStart` and `onReindex` hear of it
+ * index in it, and folds the stored chat titles again, if the index was
+ * built with another Unicode version than this Node.js's (SEARCH_UNICODE). `onStart` and `onReindex` hear of it
  * first when there is anything to do (both take a while on a large
  * database). Two processes of different Node.js versions on one database
  * would rebuild the index in turns, each time one of them opens it.
@@ -81,11 +81,14 @@ export function migrate(db: Db, onStart?: MigrationNotice, onReindex?: ReindexNo
     }
     const built = indexedUnder() ?? null;
     if (built === SEARCH_UNICODE) return;
-    // A new database has nothing indexed yet.
-    if (version > 0) {
+    // A new database has nothing indexed yet; one that migration 14 has just
+    // rebuilt is indexed with this Node.js's folding already.
+    if (version > 0 && version >= LAST_FULL_REINDEX) {
       onReindex?.(built, SEARCH_UNICODE);
       db.exec(REINDEX_EVERY_DOCUMENT);
     }
+    // Chat titles are stored folded (foldTitle, by the same Unicode data) and matched against queries folded now.
+    db.exec('UPDATE chats SET title_folded = folio_fold_title(title) WHERE title IS NOT NULL');
     db.prepare('INSERT OR REPLACE INTO search_index_facts (name, value) VALUES (?, ?)').run(INDEX_UNICODE_FACT, SEARCH_UNICODE);
   });
   run.immediate();

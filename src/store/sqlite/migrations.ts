@@ -379,5 +379,8 @@ export const migrations: readonly string[] = [
   `,
 ];
 
+/** The schema version whose migration last rebuilt the whole search index (REINDEX_EVERY_DOCUMENT). */
+export const LAST_FULL_REINDEX = 14;
+
 /** The row of search_index_facts that holds the Unicode version of the index's folding. */
 export const INDEX_UNICODE_FACT = 'unicode';
