@@ -1,5 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import Database from 'better-sqlite3';
 import { readFileSync } from 'node:fs';
 import { call, setup, type TestContext } from './helpers.js';
 import { generateKey, isWellFormedKey } from '../src/domain/keys.js';
@@ -228,6 +229,25 @@ describe('API keys', () => {
     t.clock.advance(31_000);
     await call(t.app, 'GET', '/v1/me', { key: secret });
     assert.equal(await lastUsed(), new Date(t.clock()).toISOString());
+  });
+
+  it('answers without waiting while another process holds the write lock, and writes the last-used time on a later request', async () => {
+    const user = await t.make.user();
+    const { secret, record } = await t.make.key(user.id);
+    const lastUsed = async () => (await t.store.listKeys(user.id)).find((k) => k.id === record.id)!.lastUsedAt;
+    const holder = new Database(t.config.database.file);
+    holder.exec('BEGIN IMMEDIATE');
+    try {
+      const started = Date.now();
+      assert.equal((await call(t.app, 'GET', '/v1/me', { key: secret })).status, 200);
+      assert.ok(Date.now() - started < 1000, `answered in ${Date.now() - started} ms, not after SQLite's busy timeout`);
+    } finally {
+      holder.exec('ROLLBACK');
+      holder.close();
+    }
+    assert.equal(await lastUsed(), null, 'not written while the lock was held');
+    await call(t.app, 'GET', '/v1/me', { key: secret });
+    assert.equal(await lastUsed(), new Date(t.clock()).toISOString(), 'written by the next request');
   });
 
   it('counts a last-used time written by another process: not rewritten until its minute has passed', async () => {

@@ -5,7 +5,7 @@ import { endianness, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
-import { onlyBusy } from '../src/store/sqlite/checkpointer.js';
+import { onlyBusy } from '../src/store/sqlite/database.js';
 import { openSqliteStore } from '../src/store/sqlite/store.js';
 import type { Store } from '../src/store/store.js';
 

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { migrate, openDatabase, type Db } from '../src/store/sqlite/database.js';
 import { groupCommit } from '../src/store/sqlite/group-commit.js';
@@ -84,8 +85,51 @@ describe('group commit of document writes', () => {
     assert.deepEqual([count('d1'), count('d2'), count('d3')], [500, 0, 500]);
   });
 
-  it('rejects every write of a batch whose transaction cannot be opened, and writes none of them', async () => {
+  it('waits for another process\'s write lock on a timer, serving the event loop meanwhile, then writes', async () => {
     const writes = groupCommit(db);
+    const blocker = new Database(join(dir, 'folio.db'));
+    blocker.exec('BEGIN IMMEDIATE');
+    let ticks = 0;
+    const ticker = setInterval(() => ticks++, 5);
+    try {
+      let settled = false;
+      const written = writes.write(insert('w1')).finally(() => (settled = true));
+      const alsoQueued = writes.write(insert('w2'));
+      await sleep(300);
+      assert.equal(settled, false, 'not written while the lock is held');
+      assert.ok(ticks >= 20, `the event loop ran ${ticks} timers of 5 ms in 300 ms`);
+      assert.equal(db.prepare("SELECT count(*) FROM notes WHERE text LIKE 'w%'").pluck().get(), 0, 'reads go on');
+      blocker.exec('COMMIT');
+      await Promise.all([written, alsoQueued]);
+      assert.deepEqual([seenByOther('w1'), seenByOther('w2')], [true, true]);
+    } finally {
+      clearInterval(ticker);
+      if (blocker.inTransaction) blocker.exec('ROLLBACK');
+      blocker.close();
+    }
+    // SQLite's own wait is left as it was for everything else.
+    assert.equal(db.pragma('busy_timeout', { simple: true }), 5000);
+  });
+
+  it('gives up on the lock after waitForLockMs, failing the batch with SQLITE_BUSY', async () => {
+    const writes = groupCommit(db, { waitForLockMs: 150 });
+    const blocker = new Database(join(dir, 'folio.db'));
+    blocker.exec('BEGIN IMMEDIATE');
+    const started = Date.now();
+    try {
+      await assert.rejects(writes.write(insert('w3')), (err: unknown) => (err as { code?: unknown }).code === 'SQLITE_BUSY');
+      const waited = Date.now() - started;
+      assert.ok(waited >= 150 && waited < 2000, `gave up after ${waited} ms`);
+    } finally {
+      blocker.exec('ROLLBACK');
+      blocker.close();
+    }
+    await writes.write(insert('w4'));
+    assert.deepEqual([seenByOther('w3'), seenByOther('w4')], [false, true]);
+  });
+
+  it('rejects every write of a batch whose transaction cannot be opened, and writes none of them', async () => {
+    const writes = groupCommit(db, { waitForLockMs: 0 });
     const blocker = new Database(join(dir, 'folio.db'));
     blocker.pragma('busy_timeout = 0');
     blocker.exec('BEGIN IMMEDIATE');

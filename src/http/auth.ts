@@ -110,9 +110,10 @@ export function apiGuard(deps: ServiceDeps & { limiter: Limiter }) {
     const now = clock();
     if (touchedLately(principal, now)) return limit(principal.keyId, cls, reply, done);
     store.touchKey(principal.keyId, toIso(now)).then(
-      () =>
+      (written) =>
         continued(done, () => {
-          touched(principal.keyId, now);
+          // Not written (another process held the write lock): the key's next request tries again.
+          if (written) touched(principal.keyId, now);
           limit(principal.keyId, cls, reply, done);
         }),
       done,

@@ -159,7 +159,12 @@ export interface Store {
    * of most requests is answered this way without a promise.
    */
   knownPrincipal(keyHash: string): Principal | undefined;
-  touchKey(keyId: string, at: string): Promise<void>;
+  /**
+   * Records a key's last use. Best effort: false, and nothing written, when
+   * another process holds the database's write lock (a later request tries
+   * again), so that a request never waits for another process's write.
+   */
+  touchKey(keyId: string, at: string): Promise<boolean>;
   isMember(orgId: string, userId: string): Promise<boolean>;
   isProjectVisible(viewer: Viewer, projectId: string): Promise<boolean>;
   isChatVisible(viewer: Viewer, chatId: string): Promise<boolean>;

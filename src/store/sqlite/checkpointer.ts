@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import type { Db } from './database.js';
+import { onlyBusy, type Db } from './database.js';
 import { TIDYING, TIDYING_SQL } from './index-tidying.js';
 
 const stopped = (why: string) =>
@@ -15,17 +15,6 @@ const stopped = (why: string) =>
  */
 export const SERVING_AUTOCHECKPOINT_PAGES = 4000;
 
-/**
- * Whether the thread's error only means "not now": a lock held by another
- * connection (SQLITE_BUSY), or one of its extended codes, which
- * better-sqlite3 reports as they are: SQLITE_BUSY_RECOVERY while another
- * process recovers the log after a crash, SQLITE_BUSY_SNAPSHOT,
- * SQLITE_BUSY_TIMEOUT. Anything else stops the thread. Written without
- * anything from outside itself: the thread's code (THREAD) holds its text.
- */
-export function onlyBusy(code: unknown): boolean {
-  return typeof code === 'string' && (code === 'SQLITE_BUSY' || code.startsWith('SQLITE_BUSY_'));
-}
 
 /**
  * The thread's code: on a connection of its own, a PASSIVE checkpoint every

@@ -15,6 +15,37 @@ export function isBusy(err: unknown): boolean {
   return (err as { code?: unknown } | null)?.code === 'SQLITE_BUSY';
 }
 
+/**
+ * Whether an error's code only means "not now": a lock held by another
+ * connection (SQLITE_BUSY), or one of its extended codes, which
+ * better-sqlite3 reports as they are: SQLITE_BUSY_RECOVERY while another
+ * process recovers the log after a crash, SQLITE_BUSY_SNAPSHOT,
+ * SQLITE_BUSY_TIMEOUT. Written without anything from outside itself: the
+ * background checkpointer's thread (checkpointer.ts) holds its text.
+ */
+export function onlyBusy(code: unknown): boolean {
+  return typeof code === 'string' && (code === 'SQLITE_BUSY' || code.startsWith('SQLITE_BUSY_'));
+}
+
+/**
+ * Runs a function with the connection's busy timeout set aside: a lock held
+ * by another process fails it at once (onlyBusy) instead of stopping the
+ * thread, and every request with it, while SQLite waits.
+ */
+export function withoutWaiting(db: Db): <T>(fn: () => T) => T {
+  // Not prepared once: SQLite sets the timeout when it compiles the pragma
+  // (and again whenever it recompiles it), not when it runs it.
+  return (fn) => {
+    const timeout = db.pragma('busy_timeout', { simple: true }) as number;
+    db.pragma('busy_timeout = 0');
+    try {
+      return fn();
+    } finally {
+      db.pragma(`busy_timeout = ${timeout}`);
+    }
+  };
+}
+
 /** Opens (creating it if needed) a SQLite database in WAL mode. */
 export function openDatabase(file: string): Db {
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });

@@ -1,4 +1,4 @@
-import type { Db } from './database.js';
+import { BUSY_TIMEOUT_MS, onlyBusy, withoutWaiting, type Db } from './database.js';
 
 /**
  * Group commit: document writes that arrive together share one durable
@@ -14,12 +14,19 @@ import type { Db } from './database.js';
  * one after another, each seeing the ones before it, so a compare-and-write
  * stays atomic: of N updates carrying the same `expectedUpdatedAt`, the first
  * wins and the rest see its result.
+ *
+ * Another process's write (the `folio` command, another server on the same
+ * file) may hold the database's write lock. The transaction is then not
+ * waited for inside SQLite, which would stop the event loop and every
+ * request with it, but tried again on a timer, every few milliseconds, for
+ * up to `waitForLockMs` (the connection's own busy timeout); past that, the
+ * batch's writes fail with SQLite's SQLITE_BUSY, as they would have.
  */
 export function groupCommit(
   db: Db,
-  options: { maxBatch?: number; beforeBegin?: () => void; beforeCommit?: () => void; afterRollback?: () => void } = {},
+  options: { maxBatch?: number; waitForLockMs?: number; beforeBegin?: () => void; beforeCommit?: () => void; afterRollback?: () => void } = {},
 ) {
-  const { maxBatch = 256, beforeBegin, beforeCommit, afterRollback } = options;
+  const { maxBatch = 256, waitForLockMs = BUSY_TIMEOUT_MS, beforeBegin, beforeCommit, afterRollback } = options;
   interface Pending {
     run: () => unknown;
     resolve: (value: unknown) => void;
@@ -30,7 +37,10 @@ export function groupCommit(
   // better-sqlite3 turns a transaction function called inside a transaction
   // into a savepoint, rolled back if the function throws.
   const one = db.transaction((p: Pending) => p.run());
+  // Whether the batch's transaction was opened: only a BEGIN that found the lock taken is tried again.
+  let began = false;
   const all = db.transaction((batch: Pending[]) => {
+    began = true;
     const outcomes = batch.map((p, at) => {
       try {
         return { ok: true as const, value: one(p) };
@@ -47,8 +57,15 @@ export function groupCommit(
     return outcomes;
   });
 
+  // The busy timeout is set aside for the transaction only: reads still wait as SQLite makes them.
+  const noWait = withoutWaiting(db);
+  /** Set while the batch waits for another process's write lock: the timer's flush takes what comes meanwhile too. */
+  let retry: NodeJS.Timeout | null = null;
+  let lockedSince = 0;
+  let lockedTries = 0;
+
   function flush() {
-    if (queue.length === 0) return;
+    if (queue.length === 0 || retry !== null) return;
     const batch = queue.slice(0, maxBatch);
     queue = queue.slice(batch.length);
     const more = queue.length > 0;
@@ -57,10 +74,25 @@ export function groupCommit(
     try {
       // A read transaction held for the turn's reads ends first (read-snapshot.ts).
       beforeBegin?.();
-      outcomes = all.immediate(batch);
+      began = false;
+      outcomes = noWait(() => all.immediate(batch));
     } catch (error) {
       // Nothing of the batch is written; what the writes left for the commit goes with it.
       afterRollback?.();
+      if (!began && onlyBusy((error as { code?: unknown } | null)?.code)) {
+        const now = Date.now();
+        if (lockedTries === 0) lockedSince = now;
+        if (now - lockedSince < waitForLockMs) {
+          // First in the queue again, tried after 1, 2, 4, then every 8 ms.
+          queue = [...batch, ...queue];
+          retry = setTimeout(() => {
+            retry = null;
+            flush();
+          }, Math.min(8, 2 ** lockedTries++));
+          return;
+        }
+      }
+      lockedTries = 0;
       if (error instanceof BatchUndone) {
         // The write that failed is told why; the others, undone with it, run again in the next batch.
         batch[error.at]!.reject(error.cause);
@@ -72,6 +104,7 @@ export function groupCommit(
       for (const p of batch) p.reject(error);
       return;
     }
+    lockedTries = 0;
     outcomes.forEach((o, i) => (o.ok ? batch[i]!.resolve(o.value) : batch[i]!.reject(o.error)));
   }
 

@@ -8,7 +8,7 @@ import type {
 } from '../store.js';
 import type { AccessCache } from './access-cache.js';
 import { NO_SNAPSHOT, type ReadSnapshot } from './read-snapshot.js';
-import type { Db } from './database.js';
+import { onlyBusy, withoutWaiting, type Db } from './database.js';
 import { branchShape, contentVisible, listBranches, projectVisible, templateVisible, type ScopeKind } from './visibility.js';
 import { kindOf, viewerParams as params, viewerScopes } from './viewer-scope.js';
 import { listPageSql, PAGE_LIMIT } from './page-limit.js';
@@ -38,6 +38,8 @@ export function workspaceQueries(db: Db, cache: AccessCache, snapshot: ReadSnaps
      WHERE k.hash = ? AND k.revoked_at IS NULL`,
   );
   const touchStmt = db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?');
+  // A key's last use is written without waiting for another process's write lock.
+  const noWait = withoutWaiting(db);
   const orgsStmt = db.prepare(
     `SELECT o.id, o.name, o.created_at FROM memberships m JOIN organizations o ON o.id = m.org_id
      WHERE m.user_id = ?`,
@@ -128,11 +130,17 @@ export function workspaceQueries(db: Db, cache: AccessCache, snapshot: ReadSnaps
       return principal === null ? null : cache.keep(key, principal);
     },
 
-    async touchKey(keyId: string, at: string): Promise<void> {
+    async touchKey(keyId: string, at: string): Promise<boolean> {
       // Nothing cached depends on it: the guard remembers its own writes
       // (src/http/auth.ts), and the cached principals stay.
       snapshot.release();
-      touchStmt.run(at, keyId);
+      try {
+        noWait(() => touchStmt.run(at, keyId));
+        return true;
+      } catch (error) {
+        if (onlyBusy((error as { code?: unknown }).code)) return false;
+        throw error;
+      }
     },
 
     async isMember(orgId: string, userId: string): Promise<boolean> {
