@@ -20,6 +20,8 @@ declare module 'fastify' {
 
 /** The last-used time of a key is written at most about once a minute (DESIGN §2). */
 const TOUCH_INTERVAL_MS = 60_000;
+/** A last-used time not written because another process held the write lock is tried again this much later. */
+const LOCKED_TOUCH_RETRY_MS = 1_000;
 /** Keys whose last write is remembered; past this, forgetting them costs one more write each. */
 const MAX_TOUCHED = 100_000;
 
@@ -112,8 +114,9 @@ export function apiGuard(deps: ServiceDeps & { limiter: Limiter }) {
     store.touchKey(principal.keyId, toIso(now)).then(
       (written) =>
         continued(done, () => {
-          // Not written (another process held the write lock): the key's next request tries again.
-          if (written) touched(principal.keyId, now);
+          // Not written (another process held the write lock): tried again by
+          // the key's first request a second from now, not by every one.
+          touched(principal.keyId, written ? now : now - TOUCH_INTERVAL_MS + LOCKED_TOUCH_RETRY_MS);
           limit(principal.keyId, cls, reply, done);
         }),
       done,

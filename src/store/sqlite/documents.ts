@@ -249,6 +249,9 @@ export function documentQueries(db: Db, cache: AccessCache, header: WalIndexHead
   );
 
   return {
+    /** Fails the writes still queued (waiting for another process's lock) and stops taking new ones. */
+    closeWrites: () => writes.close(),
+
     listDocuments(viewer: Viewer, query: ListDocumentsQuery): DocumentSummaryRow[] {
       const terms = query.terms ?? [];
       if (terms.length > 0) return snapshot.within(() => search(viewer, terms, query.projectId, query.limit)).map(tupleSummary);

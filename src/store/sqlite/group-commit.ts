@@ -19,8 +19,9 @@ import { BUSY_TIMEOUT_MS, onlyBusy, withoutWaiting, type Db } from './database.j
  * file) may hold the database's write lock. The transaction is then not
  * waited for inside SQLite, which would stop the event loop and every
  * request with it, but tried again on a timer, every few milliseconds, for
- * up to `waitForLockMs` (the connection's own busy timeout); past that, the
- * batch's writes fail with SQLite's SQLITE_BUSY, as they would have.
+ * up to `waitForLockMs` (the connection's own busy timeout) from each
+ * write's arrival; a write that has waited that long fails with SQLite's
+ * SQLITE_BUSY, as it would have, and those that came after it wait on.
  */
 export function groupCommit(
   db: Db,
@@ -29,6 +30,8 @@ export function groupCommit(
   const { maxBatch = 256, waitForLockMs = BUSY_TIMEOUT_MS, beforeBegin, beforeCommit, afterRollback } = options;
   interface Pending {
     run: () => unknown;
+    /** When it was queued (performance.now()): it waits for another process's lock until waitForLockMs after. */
+    queuedAt: number;
     resolve: (value: unknown) => void;
     reject: (reason: unknown) => void;
   }
@@ -61,8 +64,8 @@ export function groupCommit(
   const noWait = withoutWaiting(db);
   /** Set while the batch waits for another process's write lock: the timer's flush takes what comes meanwhile too. */
   let retry: NodeJS.Timeout | null = null;
-  let lockedSince = 0;
   let lockedTries = 0;
+  let closed: Error | null = null;
 
   function flush() {
     if (queue.length === 0 || retry !== null) return;
@@ -80,17 +83,19 @@ export function groupCommit(
       // Nothing of the batch is written; what the writes left for the commit goes with it.
       afterRollback?.();
       if (!began && onlyBusy((error as { code?: unknown } | null)?.code)) {
-        const now = Date.now();
-        if (lockedTries === 0) lockedSince = now;
-        if (now - lockedSince < waitForLockMs) {
+        // The oldest writes come first: those that have waited long enough are told, the rest wait on.
+        const now = performance.now();
+        const expired = batch.filter((p) => now - p.queuedAt >= waitForLockMs);
+        for (const p of expired) p.reject(error);
+        queue = [...batch.slice(expired.length), ...queue];
+        if (queue.length > 0) {
           // First in the queue again, tried after 1, 2, 4, then every 8 ms.
-          queue = [...batch, ...queue];
           retry = setTimeout(() => {
             retry = null;
             flush();
           }, Math.min(8, 2 ** lockedTries++));
-          return;
-        }
+        } else lockedTries = 0;
+        return;
       }
       lockedTries = 0;
       if (error instanceof BatchUndone) {
@@ -112,9 +117,22 @@ export function groupCommit(
     /** Runs `write` in the next group transaction; resolves once that transaction is committed. */
     write<T>(write: () => T): Promise<T> {
       return new Promise<T>((resolve, reject) => {
-        queue.push({ run: write, resolve: resolve as (v: unknown) => void, reject });
+        if (closed) return reject(closed);
+        queue.push({ run: write, queuedAt: performance.now(), resolve: resolve as (v: unknown) => void, reject });
         if (queue.length === 1) setImmediate(flush);
       });
+    },
+    /**
+     * Stops taking writes: those still waiting for another process's lock
+     * fail at once, and no timer is left to keep the process running.
+     */
+    close() {
+      closed = new Error('the store is closed');
+      if (retry !== null) clearTimeout(retry);
+      retry = null;
+      const waiting = queue;
+      queue = [];
+      for (const p of waiting) p.reject(closed);
     },
   };
 }

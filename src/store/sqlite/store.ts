@@ -44,6 +44,7 @@ export function sqliteStoreOn(db: Db, options: { beforeClose?: () => Promise<voi
   const header = walIndexHeader(db);
   const snapshot = options.readSnapshots && header !== null ? readSnapshot(db) : NO_SNAPSHOT;
   const cache = accessCache(db, { header, snapshot });
+  const { closeWrites, ...documents } = documentQueries(db, cache, header, snapshot);
   return {
     dialect: 'sqlite',
     async migrate() {
@@ -51,6 +52,7 @@ export function sqliteStoreOn(db: Db, options: { beforeClose?: () => Promise<voi
       migrate(db);
     },
     async close() {
+      closeWrites();
       snapshot.release();
       await options.beforeClose?.();
       if (db.open) db.close();
@@ -59,7 +61,7 @@ export function sqliteStoreOn(db: Db, options: { beforeClose?: () => Promise<voi
     async ping() {
       db.prepare('SELECT 1').get();
     },
-    ...documentQueries(db, cache, header, snapshot),
+    ...documents,
     ...workspaceQueries(db, cache, snapshot),
     ...invalidating(adminQueries(db), cache, snapshot),
   };
