@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { onlyBusy } from '../src/store/sqlite/database.js';
 import { openSqliteStore } from '../src/store/sqlite/store.js';
+import { segments } from './helpers.js';
 import type { Store } from '../src/store/store.js';
 
 /**
@@ -19,16 +20,6 @@ function walState(file: string): { frames: number; copied: number } {
   const shm = readFileSync(`${file}-shm`);
   const read = (at: number) => (endianness() === 'LE' ? shm.readUInt32LE(at) : shm.readUInt32BE(at));
   return { frames: read(16), copied: read(96) };
-}
-
-/** The search index's segments: each has its own rows in the index of leaf pages. */
-function segments(file: string): number {
-  const db = new Database(file, { readonly: true });
-  try {
-    return db.prepare('SELECT count(DISTINCT segid) FROM documents_fts_idx').pluck().get() as number;
-  } finally {
-    db.close();
-  }
 }
 
 /** Writes n documents for a new user, whose id it returns. */

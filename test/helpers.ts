@@ -254,3 +254,13 @@ export function indexedWords(file: string): string {
     db.close();
   }
 }
+
+/** The search index's segments: each has its own rows in the index of leaf pages. */
+export function segments(file: string): number {
+  const db = new Database(file, { readonly: true });
+  try {
+    return db.prepare('SELECT count(DISTINCT segid) FROM documents_fts_idx').pluck().get() as number;
+  } finally {
+    db.close();
+  }
+}

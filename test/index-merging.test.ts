@@ -8,17 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { tidySearchIndex } from '../src/store/sqlite/index-tidying.js';
 import { openSqliteStore } from '../src/store/sqlite/store.js';
 import type { Store, Viewer } from '../src/store/store.js';
-import { indexedWords } from './helpers.js';
-
-/** The search index's segments: each has its own rows in the index of leaf pages. */
-function segments(file: string): number {
-  const db = new Database(file, { readonly: true });
-  try {
-    return db.prepare('SELECT count(DISTINCT segid) FROM documents_fts_idx').pluck().get() as number;
-  } finally {
-    db.close();
-  }
-}
+import { indexedWords, segments } from './helpers.js';
 
 /** A store on a new database file in a temporary folder, with one user, removed after `body`. */
 async function withUserStore(body: (ctx: { file: string; dir: string; store: Store; viewer: Viewer; now: string }) => Promise<void>) {

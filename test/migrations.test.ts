@@ -376,6 +376,13 @@ describe('migration 14: the search index without columns, its scope tokens marke
 });
 
 describe('the search index rebuilt for the Unicode version of the running Node.js', () => {
+  /** A new store on `file`, with one user. */
+  const storeWithUser = async (file: string) => {
+    const store = openSqliteStore(file);
+    const now = '2026-01-01T00:00:00.000Z';
+    const user = await store.createUser({ email: 'unicode@example.com', name: null, plan: 'pro', now });
+    return { store, user, now };
+  };
   const unicodeOf = (file: string) => {
     const db = new Database(file, { readonly: true });
     try {
@@ -403,9 +410,7 @@ describe('the search index rebuilt for the Unicode version of the running Node.j
     const dir = mkdtempSync(join(tmpdir(), 'folio-unicode-'));
     const file = join(dir, 'folio.db');
     try {
-      const store = openSqliteStore(file);
-      const now = '2026-01-01T00:00:00.000Z';
-      const user = await store.createUser({ email: 'unicode@example.com', name: null, plan: 'pro', now });
+      const { store, user, now } = await storeWithUser(file);
       const viewer = { userId: user.id, orgId: null };
       const doc = await store.createDocument(viewer, { title: 'Ελληνικά', contentMarkdown: 'plain words', projectId: null, threadId: null }, now);
       const chat = await store.createChat({ creatorId: user.id, workspaceId: user.id, projectId: null, title: 'ΠΡΟΣΦΟΡΑ Straße', messageCount: 1, now });
@@ -449,9 +454,7 @@ describe('the search index rebuilt for the Unicode version of the running Node.j
     const dir = mkdtempSync(join(tmpdir(), 'folio-unicode-'));
     const file = join(dir, 'folio.db');
     try {
-      const store = openSqliteStore(file);
-      const now = '2026-01-01T00:00:00.000Z';
-      const user = await store.createUser({ email: 'unicode@example.com', name: null, plan: 'pro', now });
+      const { store, user, now } = await storeWithUser(file);
       await store.createDocument({ userId: user.id, orgId: null }, { title: 'Kept', contentMarkdown: 'words', projectId: null, threadId: null }, now);
       await store.close();
       // The schema as migration 14 left it.

@@ -97,6 +97,17 @@ async function until(what: string, check: () => boolean, ms = 5000): Promise<voi
   }
 }
 
+/** A limiter reaching Redis through a relay, with the reports it makes. */
+async function throughRelay(readPerMin: number, prefix: string) {
+  const link = await relay();
+  const reports: [string, string][] = [];
+  const limiter = await redisLimiter({ readPerMin, writePerMin: 1 }, `redis://127.0.0.1:${link.port}`, {
+    prefix,
+    report: (level, message) => reports.push([level, message]),
+  });
+  return { link, limiter, reports };
+}
+
 /** Sends requests of another key until Redis counts one (the limiter reports it). */
 async function waitForRedis(limiter: RedisLimiter, reports: unknown[]): Promise<void> {
   const before = reports.length;
@@ -139,12 +150,7 @@ describe('rate limits shared through Redis', { skip: missing }, () => {
   });
 
   it('keep limiting, in each instance\'s memory, while Redis is unreachable, and share again once it is back', async () => {
-    const link = await relay();
-    const reports: [string, string][] = [];
-    const limiter = await redisLimiter({ readPerMin: 3, writePerMin: 1 }, `redis://127.0.0.1:${link.port}`, {
-      prefix: freshPrefix(),
-      report: (level, message) => reports.push([level, message]),
-    });
+    const { link, limiter, reports } = await throughRelay(3, freshPrefix());
     try {
       assert.equal((await limiter.consume('key', 'read')).remaining, 2);
       assert.equal((await limiter.consume('key', 'read')).remaining, 1);
@@ -183,13 +189,8 @@ describe('rate limits shared through Redis', { skip: missing }, () => {
   });
 
   it('count in memory, after half a second at most, while Redis holds its connection without answering', async () => {
-    const link = await relay();
-    const reports: [string, string][] = [];
     const prefix = freshPrefix();
-    const limiter = await redisLimiter({ readPerMin: 100, writePerMin: 1 }, `redis://127.0.0.1:${link.port}`, {
-      prefix,
-      report: (level, message) => reports.push([level, message]),
-    });
+    const { link, limiter, reports } = await throughRelay(100, prefix);
     const direct = new Redis(REDIS);
     try {
       assert.equal((await limiter.consume('key', 'read')).remaining, 99);
