@@ -13,8 +13,8 @@ export interface Limiter {
   /**
    * Counts one request of `keyId` in class `cls`. The limiter kept in this
    * process answers at once, so that the guard of every request runs without
-   * waiting (src/http/auth.ts); one shared by several instances would answer
-   * with a promise.
+   * waiting (src/http/auth.ts); the one shared by several instances through
+   * Redis (redis.ts) answers with a promise.
    */
   consume(keyId: string, cls: LimitClass): RateDecision | Promise<RateDecision>;
 }

@@ -90,7 +90,6 @@ export async function redisLimiter(settings: LimitSettings, url: string, options
   const limiter = (cls: LimitClass, points: number) =>
     new RateLimiterRedis({ storeClient: client, keyPrefix: `${prefix}:${cls}`, points, duration: WINDOW_SECONDS });
   const classes = { read: limiter('read', settings.readPerMin), write: limiter('write', settings.writePerMin) };
-  const points = { read: settings.readPerMin, write: settings.writePerMin };
   const inMemory = memoryLimiter(settings);
 
   const decision = (res: RateLimiterRes, limit: number): RateDecision => {
@@ -109,11 +108,12 @@ export async function redisLimiter(settings: LimitSettings, url: string, options
   return {
     consume(keyId, cls) {
       if (client.status !== 'ready') return inMemory.consume(keyId, cls);
-      return classes[cls].consume(keyId).then(
-        (res) => decision(res, points[cls]),
+      const counter = classes[cls];
+      return counter.consume(keyId).then(
+        (res) => decision(res, counter.points),
         (refusal: unknown) => {
           // Over the limit: rate-limiter-flexible rejects with the count.
-          if (refusal instanceof RateLimiterRes) return decision(refusal, points[cls]);
+          if (refusal instanceof RateLimiterRes) return decision(refusal, counter.points);
           failed(refusal instanceof Error ? refusal : new Error(String(refusal)));
           return inMemory.consume(keyId, cls);
         },

@@ -15,7 +15,6 @@ const stopped = (why: string) =>
  */
 export const SERVING_AUTOCHECKPOINT_PAGES = 4000;
 
-
 /**
  * The thread's code: on a connection of its own, a PASSIVE checkpoint every
  * `intervalMs`, never waiting for a lock, until told to stop; and, once no

@@ -86,12 +86,13 @@ export type ReindexNotice = (from: string | null, to: string) => void;
 export const SEARCH_UNICODE: string = process.versions.unicode ?? 'unknown';
 
 /**
- * Brings the schema up to date in one transaction, and rebuilds the search
- * index in it, and folds the stored chat titles again, if the index was
- * built with another Unicode version than this Node.js's (SEARCH_UNICODE). `onStart` and `onReindex` hear of it
- * first when there is anything to do (both take a while on a large
- * database). Two processes of different Node.js versions on one database
- * would rebuild the index in turns, each time one of them opens it.
+ * Brings the schema up to date in one transaction; in the same one, if the
+ * search index was built with another Unicode version than this Node.js's
+ * (SEARCH_UNICODE), rebuilds it and folds the stored chat titles again.
+ * `onStart` and `onReindex` hear of it first when there is anything to do
+ * (both take a while on a large database). Two processes of different
+ * Node.js versions on one database would rebuild the index in turns, each
+ * time one of them opens it.
  */
 export function migrate(db: Db, onStart?: MigrationNotice, onReindex?: ReindexNotice): void {
   // What a migration computes as the store does (migrations.ts).
