@@ -10,6 +10,10 @@ import { run } from '../src/cli/program.js';
 import { buildApp } from '../src/app.js';
 import { openSqliteStore } from '../src/store/sqlite/store.js';
 import { openDatabase } from '../src/store/sqlite/database.js';
+import { adminService } from '../src/services/admin.js';
+import { ensureDemoWorkspace } from '../src/demo/workspace.js';
+import { systemClock } from '../src/domain/time.js';
+import Database from 'better-sqlite3';
 import { call, testConfig } from './helpers.js';
 
 /** Runs `folio …` in process against the database of `env`, capturing its output. */
@@ -285,6 +289,45 @@ describe('folio command line', () => {
     const user = await json(mine, 'user', 'create', '--email', 'demo@folio.local');
     await fails(mine, /demo@folio\.local is already the e-mail of a user who is not the demo's.*nothing was created/, 'demo');
     assert.deepEqual(await json(mine, 'key', 'list', '--user', user.id), { keys: [] });
+  });
+
+  it('makes all of the demo workspace or none of it: a run that fails half-way leaves nothing, and the next makes all of it', async () => {
+    const file = join(dir, 'interrupted.db');
+    const tables = ['users', 'organizations', 'memberships', 'projects', 'project_shares', 'templates', 'chats', 'documents', 'api_keys'];
+    const rows = () => {
+      const db = new Database(file, { readonly: true });
+      try {
+        return Object.fromEntries(tables.map((t) => [t, db.prepare(`SELECT count(*) FROM ${t}`).pluck().get() as number]));
+      } finally {
+        db.close();
+      }
+    };
+    const store = openSqliteStore(file);
+    try {
+      await store.migrate();
+      const empty = rows();
+      const admin = adminService({ store, config: testConfig(env), clock: systemClock });
+      let documents = 0;
+      const stopping: typeof admin = {
+        ...admin,
+        async createDocument(input) {
+          if (++documents === 5) throw new Error('stopped half-way');
+          return admin.createDocument(input);
+        },
+      };
+      await assert.rejects(ensureDemoWorkspace(stopping, store), /stopped half-way/);
+      assert.equal(documents, 5, 'users, team, projects, templates, chats and four documents were written first');
+      assert.deepEqual(rows(), empty, 'none of them is left');
+    } finally {
+      await store.close();
+    }
+    const again = await folio({ ...env, DATABASE_URL: `sqlite:${file}` }, 'demo');
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stdout, /^Created the demo workspace/);
+    const made = rows();
+    assert.equal(made.documents, 12);
+    assert.equal(made.users, 2);
+    assert.equal(made.api_keys, 2);
   });
 
   it('has --help on every command and group', async () => {

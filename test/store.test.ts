@@ -32,6 +32,41 @@ describe('SQLite store', () => {
     assert.equal((await store.getUser(user.id))?.email, user.email);
   });
 
+  it('keeps all the writes of an atomic run or none, showing another connection nothing until it is done', async () => {
+    const other = new Database(join(dir, 'folio.db'), { readonly: true });
+    const userNamed = other.prepare('SELECT count(*) FROM users WHERE email = ?').pluck();
+    const documentsOf = other.prepare('SELECT count(*) FROM documents WHERE creator_id = ?').pluck();
+    try {
+      const write = async (email: string, midway: () => void) => {
+        const user = await make.user({ email });
+        const viewer = { userId: user.id, orgId: null };
+        await store.createDocument(viewer, { title: 'First', contentMarkdown: 'atomicword one', projectId: null, threadId: null }, '2026-01-01T00:00:00.000Z');
+        midway();
+        await store.createDocument(viewer, { title: 'Second', contentMarkdown: 'atomicword two', projectId: null, threadId: null }, '2026-01-01T00:00:01.000Z');
+        return user;
+      };
+      await assert.rejects(
+        store.atomically(() =>
+          write('undone@example.com', () => {
+            throw new Error('stopped');
+          }),
+        ),
+        /stopped/,
+      );
+      assert.equal(userNamed.get('undone@example.com'), 0);
+      assert.doesNotMatch(indexedWords(join(dir, 'folio.db')), /\batomicword\b/, 'the search index undone too');
+      let seenMidway: number | undefined;
+      const user = await store.atomically(() => write('kept@example.com', () => (seenMidway = userNamed.get('kept@example.com') as number)));
+      assert.equal(seenMidway, 0, 'nothing shown before the end');
+      assert.equal(userNamed.get('kept@example.com'), 1);
+      assert.equal(documentsOf.get(user.id), 2);
+      const found = await store.listDocuments({ userId: user.id, orgId: null }, { limit: 10, terms: ['atomicword'] });
+      assert.equal(found.length, 2);
+    } finally {
+      other.close();
+    }
+  });
+
   it('refuses a second user with the same e-mail, whatever its case', async () => {
     await make.user({ email: 'same@example.com' });
     await assert.rejects(make.user({ email: 'SAME@example.com' }), (err: unknown) => err instanceof UsageError && /already exists/.test(err.message));

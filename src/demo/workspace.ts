@@ -10,9 +10,15 @@ const TEAMMATE_EMAIL = 'grace@folio.local';
  * Creates the demo workspace unless it already exists (its user and their
  * teammate), then makes a fresh read key and write key (secrets are never
  * stored, so they cannot be printed again). Running it twice creates the
- * workspace once.
+ * workspace once. All of it is one transaction: a run that fails or is
+ * stopped half-way leaves nothing behind, so the next run makes the whole
+ * workspace.
  */
-export async function ensureDemoWorkspace(admin: AdminService, store: Store) {
+export function ensureDemoWorkspace(admin: AdminService, store: Store) {
+  return store.atomically(() => ensureInTransaction(admin, store));
+}
+
+async function ensureInTransaction(admin: AdminService, store: Store) {
   const existing = await store.findUserByEmail(DEMO_EMAIL);
   const teammate = await store.findUserByEmail(TEAMMATE_EMAIL);
   // What would stop the workspace half-made is checked before anything is

@@ -143,6 +143,14 @@ export interface Store {
   close(): Promise<void>;
   /** A cheap round trip, for health checks. */
   ping(): Promise<void>;
+  /**
+   * Runs `work` as one transaction: every write it makes through this store
+   * is kept, or none is, if it throws or the process stops before it has
+   * returned. Other processes wait for the database meanwhile, and see
+   * nothing of it until it is done. For the command line, which makes one
+   * call at a time: a request served meanwhile would join the transaction.
+   */
+  atomically<T>(work: () => Promise<T>): Promise<T>;
 
   // --- API: authentication and the caller -------------------------------
   /**

@@ -61,6 +61,23 @@ export function sqliteStoreOn(db: Db, options: { beforeClose?: () => Promise<voi
     async ping() {
       db.prepare('SELECT 1').get();
     },
+    async atomically<T>(work: () => Promise<T>): Promise<T> {
+      snapshot.release();
+      // The writes' own transactions (the group commit's) become savepoints inside it.
+      db.exec('BEGIN IMMEDIATE');
+      try {
+        const result = await work();
+        // A failure SQLite ends the whole transaction for (a full disk) would have let later writes commit alone.
+        if (!db.inTransaction) throw new Error('the transaction was ended by a failed write; what came after it may have been written');
+        db.exec('COMMIT');
+        return result;
+      } catch (error) {
+        if (db.inTransaction) db.exec('ROLLBACK');
+        throw error;
+      } finally {
+        cache.invalidate();
+      }
+    },
     ...documents,
     ...workspaceQueries(db, cache, snapshot),
     ...invalidating(adminQueries(db), cache, snapshot),
