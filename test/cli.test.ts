@@ -157,6 +157,13 @@ describe('folio command line', () => {
     await fails(env, /not visible to that user/, 'doc', 'create', '--user', outsider.id, '--title', 'T', '--content', 'x', '--thread', chat.id);
     await fails(env, /not visible to that user/, 'doc', 'create', '--user', owner.id, '--title', 'T', '--content', 'x', '--org', team.id, '--thread', chat.id);
     await fails(env, /cannot read --file/, 'doc', 'create', '--user', owner.id, '--title', 'T', '--file', join(dir, 'missing.md'));
+    // Only UTF-8, as over the API: other bytes are refused, not stored as U+FFFD; a byte-order mark is not content.
+    const latin1 = join(dir, 'latin1.md');
+    writeFileSync(latin1, Buffer.from('caf\xe9 notes', 'latin1'));
+    await fails(env, /latin1\.md is not UTF-8 text/, 'doc', 'create', '--user', owner.id, '--title', 'T', '--file', latin1);
+    const marked = join(dir, 'marked.md');
+    writeFileSync(marked, Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('# Marked\n')]));
+    const fromMarked = await json(env, 'doc', 'create', '--user', owner.id, '--title', 'Marked', '--file', marked);
     await fails(env, /not visible/, 'doc', 'create', '--user', outsider.id, '--title', 'T', '--content', 'x', '--project', p.id);
 
     // What the command line made is what the API shows.
@@ -170,6 +177,7 @@ describe('folio command line', () => {
       assert.deepEqual(got.body.project, { id: p.id, name: 'Launch' });
       const team_ = await call(app, 'GET', `/v1/documents/${fromFile.id}?organizationId=${team.id}`, { key });
       assert.equal(team_.body.contentMarkdown, '# From a file\n');
+      assert.equal((await call(app, 'GET', `/v1/documents/${fromMarked.id}`, { key })).body.contentMarkdown, '# Marked\n');
       const chats = await call(app, 'GET', '/v1/chats', { key });
       assert.equal(chats.body.chats[0].messageCount, 12);
       const templates = await call(app, 'GET', '/v1/templates', { key });

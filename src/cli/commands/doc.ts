@@ -39,10 +39,21 @@ export function registerDoc(program: Command, ctx: CliContext): void {
     );
 }
 
+/**
+ * The file's text, which must be UTF-8, as the API takes only UTF-8: bytes
+ * that are not are refused, not stored as U+FFFD. A byte-order mark at its
+ * start is not part of the text.
+ */
 async function readContent(path: string): Promise<string> {
+  let bytes: Buffer;
   try {
-    return await readFile(path, 'utf8');
+    bytes = await readFile(path);
   } catch (err) {
     throw new UsageError(`cannot read --file ${path}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw new UsageError(`--file ${path} is not UTF-8 text; save it as UTF-8 and try again`);
   }
 }
