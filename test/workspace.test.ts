@@ -191,4 +191,20 @@ describe('me, organizations, projects, templates and chats', () => {
     assert.equal((await get('/v1/documents?limit=05')).body.count, 5);
     assert.equal((await get('/v1/documents?q=counted&limit=002')).body.count, 2);
   });
+
+  it('says so when a parameter is sent more than once', async () => {
+    const twice = [
+      ['documents', 'limit=5&limit=7', 'limit'],
+      ['documents', 'q=counted&q=other', 'q'],
+      ['documents', 'organizationId=org_a&organizationId=org_b', 'organizationId'],
+      ['projects', 'limit=1&limit=1', 'limit'],
+      ['templates', 'includeSystem=true&includeSystem=false', 'includeSystem'],
+      ['chats', 'q=a&q=a', 'q'],
+    ];
+    for (const [list, query, name] of twice) {
+      const res = await get(`/v1/${list}?${query}`);
+      assert.deepEqual(res.body, { error: { code: 'invalid_request', message: `query parameter ${name}: must be given once.` } }, `${list}?${query}`);
+      assert.equal(res.status, 400);
+    }
+  });
 });

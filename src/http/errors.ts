@@ -19,7 +19,7 @@ export function installErrorHandling(app: FastifyInstance, maxBodyBytes: number)
     }
     // A path or method nothing answers is 404 (DESIGN §3) even when the
     // body it carries cannot be read: that body was never asked for.
-    const apiError = request.is404 ? notFound(request) : toApiError(err, maxBodyBytes);
+    const apiError = request.is404 ? notFound(request) : toApiError(err, maxBodyBytes, request.query);
     if (apiError instanceof InternalError) request.log.error({ err }, 'request failed');
     return reply.code(apiError.status).headers(apiError.headers).send(apiError.toBody());
   });
@@ -29,9 +29,9 @@ export function installErrorHandling(app: FastifyInstance, maxBodyBytes: number)
 
 const notFound = (request: FastifyRequest) => new NotFound(`No endpoint matches ${request.method} ${request.url.split('?')[0]}.`);
 
-function toApiError(err: FastifyError, maxBodyBytes: number): ApiError {
+function toApiError(err: FastifyError, maxBodyBytes: number, query: unknown): ApiError {
   if (err instanceof ApiError) return err;
-  if (err.validation) return new InvalidRequest(validationMessage(err));
+  if (err.validation) return new InvalidRequest(validationMessage(err, query));
   switch (err.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new InvalidRequest(`The request body is larger than the limit of ${maxBodyBytes} bytes.`);
@@ -59,11 +59,15 @@ const PATTERN_HINTS: Record<string, string> = {
 };
 
 /** "query parameter limit: must be <= 100.", naming the parameter as the caller sent it. */
-function validationMessage(err: FastifyError): string {
+function validationMessage(err: FastifyError, query: unknown): string {
   const first = err.validation?.[0];
   if (!first) return 'The request is not valid.';
   const part = err.validationContext === 'querystring' ? 'query parameter' : err.validationContext === 'params' ? 'path parameter' : 'body field';
   const path = first.instancePath.replace(/^\//, '').replaceAll('/', '.');
+  // A parameter sent more than once reaches the schema as a list of its values.
+  if (err.validationContext === 'querystring' && Array.isArray((query as Record<string, unknown> | undefined)?.[path])) {
+    return `${part} ${path}: must be given once.`;
+  }
   const missing = (first.params as { missingProperty?: string }).missingProperty;
   if (missing !== undefined) {
     const where = path === '' ? '' : `${path}.`;
