@@ -12,7 +12,7 @@ export function registerDoc(program: Command, ctx: CliContext): void {
     .requiredOption('--user <userId>', 'the creator')
     .requiredOption('--title <title>', 'title (1 to 200 characters)')
     .option('--content <markdown>', 'the Markdown content')
-    .option('--file <path>', 'read the Markdown content from this file')
+    .option('--file <path>', 'read the Markdown content from this file (UTF-8)')
     .option('--org <orgId>', 'create it in this organization')
     .option('--project <projectId>', 'put it in this project')
     .option('--thread <chatId>', 'the chat thread it was created in')
