@@ -113,8 +113,9 @@ export function migrate(db: Db, onStart?: MigrationNotice, onReindex?: ReindexNo
     }
     const built = indexedUnder() ?? null;
     if (built === SEARCH_UNICODE) return;
-    // A new database has nothing indexed yet; one that migration 14 has just
-    // rebuilt is indexed with this Node.js's folding already.
+    // A new database has nothing indexed yet; one whose migrations have just
+    // rebuilt the index (the last to do so: LAST_FULL_REINDEX) is indexed
+    // with this Node.js's folding already.
     if (version > 0 && version >= LAST_FULL_REINDEX) {
       onReindex?.(built, SEARCH_UNICODE);
       db.exec(REINDEX_EVERY_DOCUMENT);

@@ -29,11 +29,11 @@ export function ftsMatch(terms: readonly string[], whole: ReadonlySet<string>): 
  * Terms the tokenizer keeps as they are: ASCII letters and digits, already
  * lowercase (searchTerms lowers every term). Only for these is the index's
  * word the term itself, so that its vocabulary can tell whether any indexed
- * word extends it. Terms of up to three characters are left alone: the
+ * word extends it. Terms of one or two characters are left alone: the
  * index keeps their prefixes (migrations.ts), which FTS5 reads as lazily as a
  * word.
  */
-const PLAIN = /^[a-z0-9]{4,}$/;
+const PLAIN = /^[a-z0-9]{3,}$/;
 
 /**
  * Which terms no indexed word extends, so that matching the word alone finds
