@@ -37,6 +37,29 @@ export const REINDEX_EVERY_DOCUMENT = `INSERT INTO documents_fts (documents_fts)
     ORDER BY d.seq DESC;
   INSERT INTO documents_fts (documents_fts) VALUES ('optimize');`;
 
+/**
+ * The search index made anew with document-level detail (migration 14) and
+ * the given prefix lengths (migration 16), set up as migrations 4, 6 and 8
+ * set it, and rebuilt from the documents. The text is migration 14's, with
+ * its prefixes as a parameter.
+ */
+function documentLevelIndex(prefixes: string): string {
+  return `
+  DROP TABLE documents_fts;
+  CREATE VIRTUAL TABLE documents_fts USING fts5 (
+    title, content, scope,
+    content = '',
+    tokenize = "${SEARCH_TOKENIZER}",
+    prefix = '${prefixes}',
+    detail = none
+  );
+  INSERT INTO documents_fts (documents_fts, rank) VALUES ('pgsz', 4050);
+  INSERT INTO documents_fts (documents_fts, rank) VALUES ('automerge', 0);
+  INSERT INTO documents_fts (documents_fts, rank) VALUES ('usermerge', 8);
+  ${REINDEX_EVERY_DOCUMENT}
+  `;
+}
+
 /** The documents whose text the index reads otherwise since migration 11 (searchText, which migrate() lends to SQL). */
 const FOLDED_OTHERWISE = `FROM documents d JOIN document_contents c ON c.seq = d.seq
     WHERE folio_search_text(d.title) <> d.title OR folio_search_text(c.content) <> c.content
@@ -352,20 +375,7 @@ export const migrations: readonly string[] = [
   // word's 1 % slower (bench/README.md). FTS5 options cannot be altered:
   // the index is made anew, set up as migrations 4, 6 and 8 set it, and
   // rebuilt from the documents.
-  `
-  DROP TABLE documents_fts;
-  CREATE VIRTUAL TABLE documents_fts USING fts5 (
-    title, content, scope,
-    content = '',
-    tokenize = "${SEARCH_TOKENIZER}",
-    prefix = '1 2 3',
-    detail = none
-  );
-  INSERT INTO documents_fts (documents_fts, rank) VALUES ('pgsz', 4050);
-  INSERT INTO documents_fts (documents_fts, rank) VALUES ('automerge', 0);
-  INSERT INTO documents_fts (documents_fts, rank) VALUES ('usermerge', 8);
-  ${REINDEX_EVERY_DOCUMENT}
-  `,
+  documentLevelIndex('1 2 3'),
   // What the search index was built with, where it is not the schema:
   // the Unicode version of the folding that made its text (searchText, by
   // Node.js's own Unicode data). migrate() (database.ts) rebuilds the index
@@ -392,20 +402,7 @@ export const migrations: readonly string[] = [
   // against 0.16, 0.52 and 1.6 with the index (bench/README.md). The
   // index is made anew, set up as migration 14 set it but for the
   // prefixes, and rebuilt from the documents.
-  `
-  DROP TABLE documents_fts;
-  CREATE VIRTUAL TABLE documents_fts USING fts5 (
-    title, content, scope,
-    content = '',
-    tokenize = "${SEARCH_TOKENIZER}",
-    prefix = '1 2',
-    detail = none
-  );
-  INSERT INTO documents_fts (documents_fts, rank) VALUES ('pgsz', 4050);
-  INSERT INTO documents_fts (documents_fts, rank) VALUES ('automerge', 0);
-  INSERT INTO documents_fts (documents_fts, rank) VALUES ('usermerge', 8);
-  ${REINDEX_EVERY_DOCUMENT}
-  `,
+  documentLevelIndex('1 2'),
 ];
 
 /** The schema version whose migration last rebuilt the whole search index (REINDEX_EVERY_DOCUMENT). */
