@@ -46,7 +46,8 @@ export const MAX_RSS_MB = 200;
 /** Distinct documents read by the getDocument scenario. */
 const GET_REQUESTS = 4000;
 
-const scoped = (path: string, c: Caller) =>
+/** `path` in the caller's workspace: with its `organizationId` when it is a team's. */
+export const scoped = (path: string, c: Caller) =>
   c.orgId === null ? path : `${path}${path.includes('?') ? '&' : '?'}organizationId=${c.orgId}`;
 
 /** Read requests of each read scenario: a finite list the load cycles through. */
