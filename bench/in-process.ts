@@ -7,15 +7,8 @@
  *
  *   npx tsx bench/in-process.ts [--docs 100000] [--only me,get] [--requests 3000] [--rounds 3]
  */
-import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
-import { buildApp } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
-import { openSqliteStore } from '../src/store/sqlite/store.js';
-import type { Manifest } from './generate.js';
+import { appOnCopy } from './app-on-copy.js';
 import { readRequests } from './scenarios.js';
 
 const { values: args } = parseArgs({
@@ -27,29 +20,13 @@ const { values: args } = parseArgs({
   },
 });
 
-const data = resolve(import.meta.dirname, 'results', 'data');
-const manifest = JSON.parse(readFileSync(join(data, `docs-${args.docs}.json`), 'utf8')) as Manifest;
+const { app, manifest, close } = await appOnCopy(args.docs);
 const requests = readRequests(manifest);
 type ReadScenario = keyof typeof requests;
 const only = args.only.split(',') as ReadScenario[];
 for (const name of only) if (!(name in requests)) throw new Error(`unknown read scenario "${name}" (${Object.keys(requests).join(', ')})`);
 const perRound = Number(args.requests);
 const rounds = Number(args.rounds);
-
-// A copy: requests write the keys' last-used times.
-const dir = mkdtempSync(join(tmpdir(), 'folio-in-process-'));
-const file = join(dir, 'folio.db');
-copyFileSync(join(data, `docs-${args.docs}.db`), file);
-const store = openSqliteStore(file);
-const config = loadConfig({
-  DATABASE_URL: `sqlite:${file}`,
-  READ_LIMIT_PER_MIN: '1000000000',
-  WRITE_LIMIT_PER_MIN: '1000000000',
-  LOG_LEVEL: 'info',
-});
-const logStream = new Writable({ write: (_chunk, _encoding, done) => done() });
-const app = await buildApp({ config, store, logStream });
-await app.ready();
 
 try {
   for (const name of only) {
@@ -72,7 +49,5 @@ try {
     process.stdout.write(`${name.padEnd(12)} best ${fmt(Math.min(...times)).padStart(5)} µs/request   rounds ${times.map(fmt).join(', ')}\n`);
   }
 } finally {
-  await app.close();
-  await store.close();
-  rmSync(dir, { recursive: true, force: true });
+  await close();
 }

@@ -9,18 +9,11 @@
  *
  *   taskset -c 0 npx tsx bench/prefix-searches.ts [--docs 100000] [--length 3] [--tries 3]
  */
-import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
-import { buildApp } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
-import { openSqliteStore } from '../src/store/sqlite/store.js';
-import type { Manifest } from './generate.js';
-import { scoped } from './scenarios.js';
 import { SCOPE_MARK } from '../src/domain/search.js';
+import { appOnCopy } from './app-on-copy.js';
+import { scoped } from './scenarios.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -32,21 +25,7 @@ const { values: args } = parseArgs({
 const length = Number(args.length);
 const tries = Number(args.tries);
 
-const data = resolve(import.meta.dirname, 'results', 'data');
-const manifest = JSON.parse(readFileSync(join(data, `docs-${args.docs}.json`), 'utf8')) as Manifest;
-// A copy: requests write the keys' last-used times.
-const dir = mkdtempSync(join(tmpdir(), 'folio-prefix-searches-'));
-const file = join(dir, 'folio.db');
-copyFileSync(join(data, `docs-${args.docs}.db`), file);
-const store = openSqliteStore(file);
-const config = loadConfig({
-  DATABASE_URL: `sqlite:${file}`,
-  READ_LIMIT_PER_MIN: '1000000000',
-  WRITE_LIMIT_PER_MIN: '1000000000',
-  LOG_LEVEL: 'info',
-});
-const app = await buildApp({ config, store, logStream: new Writable({ write: (_chunk, _encoding, done) => done() }) });
-await app.ready();
+const { app, manifest, file, close } = await appOnCopy(args.docs);
 
 try {
   // The index's own words (as folded when indexed), its scope tokens left out.
@@ -81,6 +60,5 @@ try {
       `p50 ${at(0.5)} ms, p90 ${at(0.9)}, p99 ${at(0.99)}, at most ${at(1)}; ${found} documents found`,
   );
 } finally {
-  await app.close();
-  rmSync(dir, { recursive: true, force: true });
+  await close();
 }
