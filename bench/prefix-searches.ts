@@ -1,7 +1,8 @@
 /**
- * Searches for every three-letter prefix of the words in the data set's search index, for
- * each caller, through Fastify's `inject` on a copy of a data set made by
- * `npm run bench`: what a term of three letters costs, now that the search
+ * Searches for every three-letter prefix (`--length`) of the words in the
+ * search index of a data set made by `npm run bench`, for each caller,
+ * through Fastify's `inject` on a copy of it: what a term of three letters
+ * costs, now that the search
  * index keeps no prefix lists of that length (migration 16). Prints the
  * best of `--tries` times of each search, as percentiles over all of them,
  * and the number of documents found (the same for any index that keeps
