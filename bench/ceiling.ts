@@ -1,20 +1,14 @@
 /**
  * The ceiling: a bare node:http server that answers each request with the
  * exact bytes Folio returned for it (status, headers, body), captured before
- * the run. No routing, parsing, validation, authentication or database: the
- * most any Node.js server could do for those responses on the same core.
+ * the run. No routing, parsing, validation, authentication, logging or
+ * database: the most any Node.js server could do for those responses on the
+ * same core, which Folio's rate is read against.
  *
- *   tsx bench/ceiling.ts <captured.json> <port> [busy µs | fastify | fastify-log]
- *
- * With `fastify` the same bytes come from a bare Fastify app instead (one
- * route for every path, no validation, no logger), and with `fastify-log`
- * from that app logging Folio's one line per request as `folio serve` does:
- * references for what the framework and the log line leave of a ratio
- * (bench/ladder.ts --fastify).
+ *   tsx bench/ceiling.ts <captured.json> <port>
  */
 import { createServer } from 'node:http';
 import { readFileSync } from 'node:fs';
-import { performance } from 'node:perf_hooks';
 
 export interface Captured {
   status: number;
@@ -46,19 +40,11 @@ function responder(book: ResponseBook): (method: string, url: string, authorizat
   return (method, url, authorization) => exact.get(bookKey(method, url, authorization ?? '')) ?? byMethod.get(method);
 }
 
-/** Keeps the thread busy for `ms` milliseconds. */
-function spin(ms: number) {
-  const end = performance.now() + ms;
-  while (performance.now() < end);
-}
-
-export function startCeiling(book: ResponseBook, port: number, busyMicros = 0) {
-  const busyMs = busyMicros / 1000;
+function startCeiling(book: ResponseBook, port: number) {
   const answer = responder(book);
   const server = createServer((req, res) => {
     const found = answer(req.method!, req.url!, req.headers.authorization);
     const send = () => {
-      if (busyMs > 0) spin(busyMs);
       if (!found) {
         res.writeHead(404).end();
         return;
@@ -66,6 +52,7 @@ export function startCeiling(book: ResponseBook, port: number, busyMicros = 0) {
       res.writeHead(found.status, found.headers);
       res.end(found.body);
     };
+    // A write's body is read to its end, as Folio must, before the answer.
     if (req.method === 'GET') {
       send();
     } else {
@@ -73,45 +60,17 @@ export function startCeiling(book: ResponseBook, port: number, busyMicros = 0) {
       req.on('end', send);
     }
   });
+  // Fastify's default, so that idle connections live as long as Folio's.
   server.keepAliveTimeout = 72_000;
   server.listen(port, '127.0.0.1', () => process.stdout.write('listening\n'));
   return server;
 }
 
-/** The framework references: the responses of `book` from a bare Fastify app, with Folio's request log line if `logged`. */
-export async function startFastify(book: ResponseBook, port: number, logged: boolean) {
-  // Loaded only here, so that the plain ceiling stays a bare node:http process.
-  const { default: Fastify } = await import('fastify');
-  const { loggerOptions, RequestLog } = await import('../src/logging/request-log.js');
-  const { turnDestination } = await import('../src/logging/turn-destination.js');
-  const answer = responder(book);
-  const app = Fastify(logged ? { logger: loggerOptions('info', turnDestination()), logController: new RequestLog() } : { logger: false });
-  app.get('/healthz', (_req, reply) => reply.send({ status: 'ok' }));
-  app.route({
-    method: ['GET', 'POST', 'PATCH'],
-    url: '/*',
-    handler: (req, reply) => {
-      const found = answer(req.method, req.url, req.headers.authorization);
-      if (!found) return reply.code(404).send();
-      return reply.code(found.status).headers(found.headers).send(found.body);
-    },
-  });
-  await app.listen({ port, host: '127.0.0.1' });
-  process.stdout.write('listening\n');
-  return app;
-}
-
 if (import.meta.url === `file://${process.argv[1]}`) {
   const book = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as ResponseBook;
-  const [port, mode = '0'] = [Number(process.argv[3]), process.argv[4]];
-  if (mode === 'fastify' || mode === 'fastify-log') {
-    const app = await startFastify(book, port, mode === 'fastify-log');
-    process.once('SIGTERM', () => void app.close().then(() => process.exit(0)));
-  } else {
-    const server = startCeiling(book, port, Number(mode));
-    process.once('SIGTERM', () => {
-      server.close(() => process.exit(0));
-      server.closeAllConnections();
-    });
-  }
+  const server = startCeiling(book, Number(process.argv[3]));
+  process.once('SIGTERM', () => {
+    server.close(() => process.exit(0));
+    server.closeAllConnections();
+  });
 }

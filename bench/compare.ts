@@ -1,14 +1,12 @@
 /**
- * Two versions of Folio over HTTP, in alternating short rounds: the working
- * tree against a git revision (default HEAD), both servers running at once on
- * the server core over one copy of the data set of an earlier `npm run
- * bench` (a copy each when a scenario writes), the load generator on the
- * other core. The machine's speed
- * drifts within minutes, so each round measures both, in turns (ABBA…), and
- * what to read is the ratio of the medians and how many rounds agree with
- * it. Two identical versions have differed by up to a third in single rounds
- * of 3 s on a noisy day (and by 1.19 and 0.99 in their medians over six):
- * a difference smaller than that needs more and longer rounds.
+ * Two versions of Folio over HTTP, in alternating rounds: the working tree
+ * against a git revision (default HEAD), both servers running at once on the
+ * server core over one copy of the data set of an earlier `npm run bench` (a
+ * copy each when a scenario writes), the load generator on the other core.
+ * The machine's speed drifts within minutes, so each round measures both, in
+ * turns (ABBA…), and what to read is the ratio of the medians and how many
+ * rounds agree with it: a difference that single rounds do not agree on
+ * needs more and longer rounds.
  *
  *   npx tsx bench/compare.ts [--base REF] [--only me,get] [--rounds 8] [--duration 5] [--warmup 1] [--docs 100000] [-- NAME=value …]
  *
@@ -21,23 +19,22 @@
  * Read it only when both servers' cores were busy (the printed busy shares
  * add up to about 100 %) and the load core was not.
  *
- * Arguments after `--` are environment variables for the working tree's
- * server only (for example `-- LOG_LEVEL=warn`, with `--base HEAD`, to
- * measure what logging costs). For reads both versions must have the data
- * set's schema: one with another would upgrade, or refuse, the shared copy
- * (`--own-copies` gives each a copy of its own then).
- * When a scenario writes, each upgrades its own copy as it starts (a
- * migration that rebuilds the search index takes a while at 100,000
- * documents).
+ * Each version runs as it would be deployed from its own checkout: compiled,
+ * with its own package.json's Node flags, and with its native addon built if
+ * it has one (binding.gyp). Both are loaded by the working tree's load
+ * generator. Arguments after `--` are environment variables for the working
+ * tree's server only. For reads both versions serve one copy of the data
+ * set; a version whose schema is newer than the data set's would upgrade
+ * that copy under the other (`--own-copies` gives each a copy of its own
+ * then). When a scenario writes, each upgrades its own copy as it starts.
  */
 import { spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { LoadResult, LoadSpec } from './load.js';
 import { build, folioEnv, freePort, freshCopy, loadProcess, pinnedNode, removeDatabase, run, startFlags, waitFor } from './processes.js';
-import { busyShares, failures } from './report.js';
-import { checkRoundOptions, median, ROUND_ARGS, savedDataSet } from './rounds.js';
+import { busyShares, failures, median } from './report.js';
 import { SCENARIOS } from './scenarios.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -47,11 +44,18 @@ const WORK = join(RESULTS, 'compare');
 const { values: args, positionals } = parseArgs({
   allowPositionals: true,
   options: {
-    ...ROUND_ARGS,
     base: { type: 'string', default: 'HEAD' },
+    only: { type: 'string', default: 'me' },
     rounds: { type: 'string', default: '8' },
+    duration: { type: 'string', default: '5' },
+    warmup: { type: 'string', default: '1' },
+    docs: { type: 'string', default: '100000' },
+    connections: { type: 'string', default: '50' },
     together: { type: 'boolean', default: false },
     'own-copies': { type: 'boolean', default: false },
+    'server-core': { type: 'string', default: '0' },
+    'load-core': { type: 'string', default: '1' },
+    help: { type: 'boolean', default: false },
   },
 });
 
@@ -72,7 +76,18 @@ if (args.help) {
 }
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
-const { rounds, scenarios } = checkRoundOptions(args);
+
+function positive(name: string, value: string, integer: boolean): number {
+  const n = Number(value);
+  if (!(n > 0) || (integer && !Number.isInteger(n))) throw new Error(`--${name}: expected a positive ${integer ? 'whole ' : ''}number, got "${value}"`);
+  return n;
+}
+const rounds = positive('rounds', args.rounds, true);
+positive('duration', args.duration, false);
+positive('connections', args.connections, true);
+if (!(Number(args.warmup) >= 0)) throw new Error(`--warmup: expected a number of seconds, got "${args.warmup}"`);
+const scenarios = args.only.split(',');
+for (const s of scenarios) if (!SCENARIOS.some((x) => x.id === s)) throw new Error(`--only: no scenario "${s}"`);
 const extraEnv = Object.fromEntries(
   positionals.map((p) => {
     const eq = p.indexOf('=');
@@ -81,7 +96,11 @@ const extraEnv = Object.fromEntries(
   }),
 );
 
-const { db: pristine, manifestFile } = savedDataSet(RESULTS, args.docs!);
+const pristine = join(RESULTS, 'data', `docs-${args.docs}.db`);
+const manifestFile = join(RESULTS, 'data', `docs-${args.docs}.json`);
+if (!existsSync(pristine) || !existsSync(manifestFile)) {
+  throw new Error(`no data set of ${args.docs} documents: run "npm run bench -- --docs ${args.docs} --only me" first`);
+}
 
 mkdirSync(WORK, { recursive: true });
 const baseDir = join(WORK, 'base');
@@ -91,12 +110,21 @@ function removeWorktree() {
 }
 // Left by a run that was interrupted.
 removeWorktree();
-const rev = spawnSync('git', ['rev-parse', '--short', args.base!], { cwd: ROOT, encoding: 'utf8' }).stdout.trim();
+const rev = spawnSync('git', ['rev-parse', '--short', args.base], { cwd: ROOT, encoding: 'utf8' }).stdout.trim();
 if (rev === '') throw new Error(`--base: no git revision "${args.base}"`);
 say(`build: the working tree, and ${args.base} (${rev}) in ${baseDir}…`);
 run('git', ['worktree', 'add', '--detach', '--force', baseDir, rev], ROOT);
 symlinkSync(join(ROOT, 'node_modules'), join(baseDir, 'node_modules'));
+// A version with a native addon looks for it in build/Release above its
+// compiled files; without it, it would run, slower, on its fallback path.
+// `npm ci` built it with npm's own node-gyp and npm's configuration (where
+// Node's headers are), which `npm exec` provides too.
+if (existsSync(join(baseDir, 'binding.gyp'))) {
+  say(`build: ${rev}'s native addon (binding.gyp)…`);
+  run('npm', ['exec', '--call', 'node-gyp rebuild --release --loglevel=warn'], baseDir);
+}
 const builds = { base: build(baseDir), tree: build(ROOT) };
+const checkouts = { base: baseDir, tree: ROOT };
 
 interface Server {
   child: ChildProcess;
@@ -110,12 +138,10 @@ interface Server {
  * several processes share a database), so that neither reads from a copy
  * the machine's page cache holds less of. When a scenario writes, each has
  * a copy of its own: over one copy, each server's writes would wait for
- * the other's to commit, and each would drop what it keeps at the other's
- * commits. With --own-copies each has its own for reads too: versions of
- * different schemas each upgrade their own as they start, where one would
- * upgrade the shared copy and the other then refuse it.
+ * the other's to commit. With --own-copies each has its own for reads too:
+ * versions of different schemas each upgrade their own as they start.
  */
-const writes = args['own-copies']! || scenarios.some((id) => SCENARIOS.find((s) => s.id === id)!.writes);
+const writes = args['own-copies'] || scenarios.some((id) => SCENARIOS.find((s) => s.id === id)!.writes);
 const shared = join(WORK, 'folio.db');
 const dbs = writes ? { base: join(WORK, 'base.db'), tree: join(WORK, 'tree.db') } : { base: shared, tree: shared };
 const copies = [...new Set(Object.values(dbs))];
@@ -123,7 +149,8 @@ for (const db of copies) freshCopy(pristine, db);
 
 async function start(name: 'base' | 'tree', env: Record<string, string>): Promise<Server> {
   const port = await freePort();
-  const child = pinnedNode(args['server-core']!, [...startFlags(), join(builds[name], 'src', 'cli', 'index.js'), 'serve'], { ...folioEnv(dbs[name], port, 'info'), ...env }, 'ignore');
+  const argv = [...startFlags(checkouts[name]), join(builds[name], 'src', 'cli', 'index.js'), 'serve'];
+  const child = pinnedNode(args['server-core'], argv, { ...folioEnv(dbs[name], port, 'info'), ...env }, 'ignore');
   const url = `http://127.0.0.1:${port}`;
   await waitFor(`${url}/healthz`, child, `Folio (${name})`);
   return { child, url, db: dbs[name] };
@@ -141,7 +168,7 @@ async function load(server: Server, scenario: string, specName = 'load'): Promis
     dbFile: server.db,
     serverPid: server.child.pid,
   };
-  return loadProcess(join(builds.tree, 'bench', 'load.js'), args['load-core']!, spec, join(WORK, `${specName}.json`));
+  return loadProcess(join(builds.tree, 'bench', 'load.js'), args['load-core'], spec, join(WORK, `${specName}.json`));
 }
 
 const fmt = (r: LoadResult) => `${Math.round(r.rps).toString().padStart(6)} req/s p99 ${r.p99.toFixed(1).padStart(6)} ms busy ${busyShares(r.busy)}`;

@@ -77,9 +77,9 @@ function toRequest(r: Req): AutocannonRequest {
 
 /**
  * Reads cycle through a fixed list, which autocannon turns into bytes once;
- * writes need new content each time, built per request. (Building each
- * request costs the load generator about a third of its speed, which would
- * make it, not the server, the limit for the ceiling.)
+ * writes need new content each time, built per request. (Building every
+ * request would slow the load generator enough to make it, not the server,
+ * the limit for the ceiling.)
  */
 function requestsFor(scenario: string, manifest: Manifest, next: () => Req): AutocannonRequest[] {
   const reads = readRequests(manifest) as Record<string, Req[]>;
@@ -94,8 +94,8 @@ async function measure(spec: LoadSpec, requests: AutocannonRequest[], seconds: n
   const statuses: Record<string, number> = {};
   // The measured run starts with its first response, not when autocannon is
   // called: autocannon first builds every request's bytes for each
-  // connection, 4,000 × 50 for `get`, which took 0.75 s of a 3-second round
-  // while no request was sent (bench/README.md).
+  // connection (for `get`, 4,000 requests for each of 50), and sends
+  // nothing meanwhile.
   let started: bigint | null = null;
   let serverBefore: number | null = null;
   let loadBefore = process.cpuUsage();

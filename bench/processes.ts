@@ -18,9 +18,9 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Node's own options as `npm start` passes them (package.json), so that Folio runs as deployed. */
-export function startFlags(): string[] {
-  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
+/** Node's own options as `npm start` passes them (the checkout's package.json), so that Folio runs as deployed. */
+export function startFlags(checkout = ROOT): string[] {
+  const pkg = JSON.parse(readFileSync(join(checkout, 'package.json'), 'utf8')) as { scripts: { start: string } };
   return pkg.scripts.start.split(/\s+/).filter((a) => a.startsWith('--'));
 }
 
@@ -31,9 +31,9 @@ export function removeDatabase(file: string) {
 
 /**
  * A fresh copy of a data set's database at `target`, with no log files of an
- * earlier copy left beside it, on disk before it returns (0.3 s for 652 MB
- * here), so that the kernel's write-back of the copy does not share the
- * disk with the commits of the write scenarios measured on it.
+ * earlier copy left beside it, on disk before it returns, so that the
+ * kernel's write-back of the copy does not share the disk with the commits
+ * of the write scenarios measured on it.
  */
 export function freshCopy(pristine: string, target: string) {
   removeDatabase(target);

@@ -1,6 +1,5 @@
 /** The benchmark's results as a table, JSON and Markdown, with each target checked. */
 import type { LoadResult } from './load.js';
-import { median } from './rounds.js';
 import { MAX_RSS_MB, type Targets } from './scenarios.js';
 
 export interface Measured extends LoadResult {
@@ -32,6 +31,11 @@ export function mergeRounds(rounds: Measured[]): Measured {
   };
 }
 
+export function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[s.length >> 1]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+}
+
 /** A share as the reports print it: `61 %`. */
 export const percent = (x: number) => `${(x * 100).toFixed(0)} %`;
 
@@ -53,7 +57,7 @@ export function medianBusy(rounds: LoadResult[]): { server: number; load: number
 }
 
 /** The rounds' median busy shares as `server % / load %`, or `unknown`. */
-export function medianBusyShares(rounds: LoadResult[]): string {
+function medianBusyShares(rounds: LoadResult[]): string {
   const busy = medianBusy(rounds);
   return busy === null ? 'unknown' : `${percent(busy.server)} / ${percent(busy.load)}`;
 }
@@ -103,9 +107,7 @@ export interface RunReport {
  * Each round's share of the ceiling: Folio's rate over the ceiling's in
  * the run that followed it. Both see the machine as it was in those
  * seconds, where the two medians of the rounds can each come from another
- * minute: on 2026-11-25 Folio's median round of `me` (21,958 req/s) set
- * against the ceiling's (22,581, half that hour's usual) read 97 %, while
- * its rounds' shares were 55, 102 and 56 %.
+ * minute, when the machine ran at another speed.
  */
 export function roundShares(s: ScenarioReport): number[] {
   const f = s.folio.roundsRps ?? [s.folio.rps];

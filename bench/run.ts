@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: Folio's load benchmark (see bench/README.md).
+ * `npm run bench`: Folio's load benchmark.
  *
  * Generates the data set through the store, starts Folio pinned to one core
  * and a load generator (autocannon) pinned to the other, and measures each
@@ -8,7 +8,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -89,10 +89,19 @@ function compile() {
 
 // --- Data -------------------------------------------------------------------
 
-/** Changes to the schema or the generator make an earlier data set unusable. */
+/**
+ * The data set is what the generator writes through the SQLite store (its
+ * schema, its search index, the domain rules it applies): a change to any
+ * of them makes an earlier data set unusable.
+ */
 function fingerprint(): string {
   const h = createHash('sha256');
-  for (const f of ['src/store/sqlite/migrations.ts', 'src/store/sqlite/bulk-load.ts', 'src/store/sqlite/index-tidying.ts', 'bench/generate.ts', 'bench/text.ts']) h.update(readFileSync(join(ROOT, f)));
+  const sources = ['src/store/sqlite', 'src/domain', 'bench/generate.ts', 'bench/text.ts'].flatMap((p) =>
+    statSync(join(ROOT, p)).isDirectory()
+      ? (readdirSync(join(ROOT, p), { recursive: true, encoding: 'utf8' }) as string[]).filter((f) => f.endsWith('.ts')).map((f) => join(p, f))
+      : [p],
+  );
+  for (const f of sources.sort()) h.update(f).update(readFileSync(join(ROOT, f)));
   return h.digest('hex').slice(0, 16);
 }
 
@@ -251,9 +260,8 @@ try {
       dirty = false;
     }
     // Folio and the ceiling in turn, round after round: a machine whose
-    // speed drifts (bench/README.md) then weighs on both alike, where one
-    // long run of each could set a slow minute of one against a fast one of
-    // the other.
+    // speed drifts then weighs on both alike, where one long run of each
+    // could set a slow minute of one against a fast one of the other.
     const folioRounds: Measured[] = [];
     const ceilingRounds: Measured[] = [];
     for (let round = 0; round < options.rounds; round++) {
