@@ -12,10 +12,9 @@ import { limitBodiesInFlight, type ByteBudget } from './http/body-budget.js';
 import { answerBeforeFastify, answerClientError, answerFrameworkError, installErrorHandling, routeGuards } from './http/errors.js';
 import { registerOpenApi } from './http/openapi.js';
 import { hookList } from './http/route-hooks.js';
-import { coalesceWrites } from './http/write-coalescing.js';
 import { illFormedText, type FieldSchema } from './http/well-formed-text.js';
 import { loggerOptions, RequestLog } from './logging/request-log.js';
-import type { LogDestination } from './logging/turn-destination.js';
+import type { DestinationStream } from 'pino';
 import { memoryLimiter, type Limiter } from './rate-limit/limiter.js';
 import type { Store } from './store/store.js';
 import { makeServices } from './api/services.js';
@@ -33,8 +32,8 @@ export interface AppDeps {
   store: Store;
   limiter?: Limiter;
   clock?: Clock;
-  /** Where logs go (default: pino's, standard output). `folio serve` passes its own (src/logging/turn-destination.ts), tests a stream to read them. */
-  logStream?: LogDestination;
+  /** Where logs go (default: standard output); tests pass a stream to read them. */
+  logStream?: DestinationStream;
 }
 
 declare module 'fastify' {
@@ -142,9 +141,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
     // Past any request line Node.js reads by default (16 KiB of headers), so
     // that an id of any length is routed, guarded and then refused by its
-    // route's validation (DESIGN §2's order). A small integer: the router
-    // reads it on every request, and Number.MAX_SAFE_INTEGER there made
-    // GET /v1/me about 5 % slower.
+    // route's validation (DESIGN §2's order).
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 65_536 },
     frameworkErrors: answerFrameworkError(guards),
     clientErrorHandler: answerClientError,
@@ -178,7 +175,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }
     done();
   });
-  coalesceWrites(app);
 
   app.get('/healthz', async () => {
     await store.ping();

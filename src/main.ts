@@ -2,7 +2,6 @@ import { createServer, type AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { ConfigError, withPort, type Config } from './config.js';
-import { turnDestination } from './logging/turn-destination.js';
 import { redisLimiter, type RedisLimiter, type RedisReport } from './rate-limit/redis.js';
 import { openStore } from './store/open.js';
 
@@ -50,15 +49,12 @@ export async function serve(configured: Config): Promise<FastifyInstance> {
     await limiter?.close();
     throw err;
   });
-  // Log lines go out once per turn of the event loop; those of the last turn before an exit, at the exit.
-  const logStream = turnDestination();
-  process.once('exit', logStream.flush);
   // Closes what the server opened; an open connection to Redis would keep the process running.
   const closeAll = async () => {
     const closed = await Promise.allSettled([store.close(), limiter?.close()]);
     for (const c of closed) if (c.status === 'rejected') throw c.reason;
   };
-  const app = await buildApp({ config, store, logStream, ...(limiter ? { limiter } : {}) }).catch(async (err: unknown) => {
+  const app = await buildApp({ config, store, ...(limiter ? { limiter } : {}) }).catch(async (err: unknown) => {
     await closeAll();
     throw err;
   });

@@ -10,9 +10,7 @@ import { generateKey, hashKey, lastFour } from '../src/domain/keys.js';
 import { SCOPE_MARK } from '../src/domain/search.js';
 import Database from 'better-sqlite3';
 import { openDatabase } from '../src/store/sqlite/database.js';
-import { readSnapshot, type ReadSnapshot } from '../src/store/sqlite/read-snapshot.js';
 import { openSqliteStore } from '../src/store/sqlite/store.js';
-import { walIndexHeader, type WalIndexHeader } from '../src/store/sqlite/wal-index-header.js';
 import { assertContract } from './contract.js';
 import type { Store, Viewer } from '../src/store/store.js';
 
@@ -24,47 +22,6 @@ export function inAnotherProcess(file: string, sql: string, ...params: unknown[]
   const run = spawnSync(process.execPath, ['-e', script, file, sql, JSON.stringify(params)], { cwd: process.cwd(), encoding: 'utf8', timeout: 30_000 });
   assert.equal(run.error, undefined, `the other process did not finish: ${run.error?.message}`);
   assert.equal(run.status, 0, run.stderr);
-}
-
-/** The end of the current turn of the event loop (where the store lets its read transaction go). */
-export const turnEnd = () => new Promise((resolve) => setImmediate(resolve));
-
-/**
- * A database file in a temporary folder with one table, `t` (`k`, `v`:
- * row 'a' holds '0'), opened as the store opens it, with its WAL-index
- * header and the read transaction of a turn (one a connection, as the
- * store has), and a second connection to it, as another process has.
- */
-export interface SnapshotFixture {
-  file: string;
-  db: Database.Database;
-  other: Database.Database;
-  header: WalIndexHeader;
-  snapshot: ReadSnapshot;
-  close(): void;
-}
-
-export function snapshotFixture(prefix: string): SnapshotFixture {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  const file = join(dir, 's.db');
-  const db = openDatabase(file);
-  db.exec("CREATE TABLE t (k TEXT PRIMARY KEY, v TEXT); INSERT INTO t VALUES ('a', '0')");
-  const header = walIndexHeader(db)!;
-  const other = new Database(file);
-  other.pragma('busy_timeout = 5000');
-  return {
-    file,
-    db,
-    other,
-    header,
-    snapshot: readSnapshot(db),
-    close() {
-      other.close();
-      db.close();
-      header.close();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
 }
 
 /** A controllable clock: starts at a fixed instant, moves only when told. */
@@ -236,10 +193,9 @@ export async function call(
   return { status: res.statusCode, headers: res.headers, body: json, raw: res.body };
 }
 
-/** A document as `GET /v1/documents/{id}` shows it to `viewer`, read from the store, or null. */
-export async function readDocument(store: Store, viewer: Viewer, id: string): Promise<{ contentMarkdown: string } | null> {
-  const body = await store.renderDocument(viewer, id, 'http://folio.test/documents/');
-  return body === null ? null : (JSON.parse(body.toString('utf8')) as { contentMarkdown: string });
+/** A document as `viewer` reads it from the store, or null. */
+export function readDocument(store: Store, viewer: Viewer, id: string) {
+  return store.getDocument(viewer, id);
 }
 
 /** The words of titles and content in the search index of `file`, in order, each once for each document that has it. */

@@ -14,8 +14,8 @@ const TEAMMATE_EMAIL = 'grace@folio.local';
  * stopped half-way leaves nothing behind, so the next run makes the whole
  * workspace.
  */
-export function ensureDemoWorkspace(admin: AdminService, store: Store) {
-  return store.atomically(() => ensureInTransaction(admin, store));
+export function ensureDemoWorkspace(store: Store, adminOn: (tx: Store) => AdminService) {
+  return store.atomically((tx) => ensureInTransaction(adminOn(tx), tx));
 }
 
 async function ensureInTransaction(admin: AdminService, store: Store) {

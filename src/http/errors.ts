@@ -3,6 +3,7 @@ import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, InternalError, InvalidRequest, NotFound } from '../errors.js';
+import type { RouteGuard } from './auth.js';
 
 /**
  * One place turns every failure into the spec's envelope: API errors,
@@ -11,12 +12,6 @@ import { ApiError, InternalError, InvalidRequest, NotFound } from '../errors.js'
  */
 export function installErrorHandling(app: FastifyInstance, maxBodyBytes: number): void {
   app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    // An error after the response was finished (held back to be written with
-    // others) leaves it as it is, as Fastify does once a response is out.
-    if (request.server.isHeld?.(reply)) {
-      request.log.error({ err }, 'request failed after its response was finished');
-      return;
-    }
     // A path or method nothing answers is 404 (DESIGN §3) even when the
     // body it carries cannot be read: that body was never asked for.
     const apiError = request.is404 ? notFound(request) : toApiError(err, maxBodyBytes, request.query);
@@ -85,8 +80,6 @@ function validationMessage(err: FastifyError, query: unknown): string {
   return `${part} ${path}: ${hint ?? first.message ?? 'is not valid'}.`;
 }
 
-/** An API route's guard (src/http/auth.ts): an onRequest hook that calls `done` with nothing, or with the error that refuses the request. */
-export type RouteGuard = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => void;
 
 /**
  * The guards of the API's routes by method and path, for the requests the
@@ -131,9 +124,7 @@ export function answerFrameworkError(guards: RouteGuards) {
     let error: ApiError;
     try {
       if (refusal === undefined) throw err;
-      if (guard !== undefined) {
-        await new Promise<void>((passed, refused) => guard(request, reply, (err) => (err ? refused(err) : passed())));
-      }
+      if (guard !== undefined) await guard(request, reply);
       error = guard === undefined ? notFound(request) : new InvalidRequest(refusal);
     } catch (thrown) {
       error = thrown instanceof ApiError ? thrown : new InternalError();
@@ -200,8 +191,6 @@ function answerOnSocket(app: FastifyInstance, socket: Socket, error: ApiError, f
   const body = JSON.stringify(error.toBody());
   const id = randomUUID();
   app.log.info({ reqId: id, statusCode: error.status, ...fields }, message);
-  // Responses finished before this one are written first (write-coalescing.ts).
-  app.writeHeldResponses?.();
   // As Node does: not into the middle of a response going out on this connection.
   const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean; writableEnded?: boolean } | null })._httpMessage;
   if (socket.writable && !(inFlight?.headersSent && !inFlight.writableEnded)) {

@@ -1,3 +1,5 @@
+import { RateLimiterMemory, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+
 /** Requests are counted per key and per class (DESIGN §3). */
 export type LimitClass = 'read' | 'write';
 
@@ -10,13 +12,8 @@ export interface RateDecision {
 }
 
 export interface Limiter {
-  /**
-   * Counts one request of `keyId` in class `cls`. The limiter kept in this
-   * process answers at once, so that the guard of every request runs without
-   * waiting (src/http/auth.ts); the one shared by several instances through
-   * Redis (redis.ts) answers with a promise.
-   */
-  consume(keyId: string, cls: LimitClass): RateDecision | Promise<RateDecision>;
+  /** Counts one request of `keyId` in class `cls`. */
+  consume(keyId: string, cls: LimitClass): Promise<RateDecision>;
 }
 
 export interface LimitSettings {
@@ -24,48 +21,37 @@ export interface LimitSettings {
   writePerMin: number;
 }
 
-const WINDOW_MS = 60_000;
+export const WINDOW_SECONDS = 60;
 
 /**
- * Fixed windows, one per key: a window opens with the key's first request,
- * lets `points` requests through and closes 60 seconds later; the next
- * request opens a new one. Requests past the limit still count, and are
- * told how long the window has left. Closed windows are dropped once a
- * window's length.
- *
- * Written here rather than taken from rate-limiter-flexible, whose limiters
- * answer only through a promise: with it, the guard of every request was
- * asynchronous (bench/README.md, "A guard that does not wait").
+ * What rate-limiter-flexible answered, as a decision: it resolves within
+ * the limit and rejects with the same kind of answer past it (any other
+ * rejection is a failure of its store, passed on).
  */
-function fixedWindows(points: number) {
-  const windows = new Map<string, { count: number; closesAt: number }>();
-  let sweepAt = 0;
-  return (key: string, now: number): RateDecision => {
-    if (now >= sweepAt) {
-      for (const [k, w] of windows) if (w.closesAt <= now) windows.delete(k);
-      sweepAt = now + WINDOW_MS;
-    }
-    let window = windows.get(key);
-    if (window === undefined || window.closesAt <= now) {
-      window = { count: 0, closesAt: now + WINDOW_MS };
-      windows.set(key, window);
-    }
-    window.count += 1;
-    const resetSeconds = toSeconds(window.closesAt - now);
-    return window.count <= points
-      ? { allowed: true, limit: points, remaining: points - window.count, resetSeconds }
-      : { allowed: false, limit: points, remaining: 0, resetSeconds };
-  };
-}
-
-/** Limits kept in this process's memory, by the wall clock. */
-export function memoryLimiter(settings: LimitSettings): Limiter {
-  const classes = { read: fixedWindows(settings.readPerMin), write: fixedWindows(settings.writePerMin) };
+export async function decide(limiter: RateLimiterAbstract, keyId: string): Promise<RateDecision> {
+  const limit = limiter.points;
+  const answer = await limiter.consume(keyId).catch((refusal: unknown) => {
+    if (refusal instanceof RateLimiterRes) return refusal;
+    throw refusal;
+  });
   return {
-    consume: (keyId, cls) => classes[cls](keyId, Date.now()),
+    allowed: answer.consumedPoints <= limit,
+    limit,
+    remaining: Math.max(0, limit - answer.consumedPoints),
+    resetSeconds: Math.max(1, Math.ceil(answer.msBeforeNext / 1000)),
   };
 }
 
-function toSeconds(ms: number): number {
-  return Math.max(1, Math.ceil(ms / 1000));
+/**
+ * Limits kept in this process's memory: fixed windows, one per key and
+ * class, opened by the key's first request and closed 60 seconds later.
+ * Requests past the limit still count, and are told how long the window
+ * has left.
+ */
+export function memoryLimiter(settings: LimitSettings): Limiter {
+  const classes = {
+    read: new RateLimiterMemory({ points: settings.readPerMin, duration: WINDOW_SECONDS }),
+    write: new RateLimiterMemory({ points: settings.writePerMin, duration: WINDOW_SECONDS }),
+  };
+  return { consume: (keyId, cls) => decide(classes[cls], keyId) };
 }

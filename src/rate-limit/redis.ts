@@ -1,9 +1,7 @@
 import { Redis } from 'ioredis';
-import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterRedis } from 'rate-limiter-flexible';
 import { ConfigError } from '../config.js';
-import { memoryLimiter, type LimitClass, type Limiter, type LimitSettings, type RateDecision } from './limiter.js';
-
-const WINDOW_SECONDS = 60;
+import { decide, memoryLimiter, WINDOW_SECONDS, type LimitClass, type Limiter, type LimitSettings } from './limiter.js';
 
 /** What the limiter says of Redis coming and going: a line for the operator. */
 export type RedisReport = (level: 'warn' | 'info', message: string) => void;
@@ -92,32 +90,20 @@ export async function redisLimiter(settings: LimitSettings, url: string, options
   const classes = { read: limiter('read', settings.readPerMin), write: limiter('write', settings.writePerMin) };
   const inMemory = memoryLimiter(settings);
 
-  const decision = (res: RateLimiterRes, limit: number): RateDecision => {
-    if (failing) {
-      failing = false;
-      report('info', `Redis at ${where} counts requests again; rate limits are shared again.`);
-    }
-    return {
-      allowed: res.consumedPoints <= limit,
-      limit,
-      remaining: Math.max(0, limit - res.consumedPoints),
-      resetSeconds: Math.max(1, Math.ceil(res.msBeforeNext / 1000)),
-    };
-  };
-
   return {
-    consume(keyId, cls) {
+    async consume(keyId, cls) {
       if (client.status !== 'ready') return inMemory.consume(keyId, cls);
-      const counter = classes[cls];
-      return counter.consume(keyId).then(
-        (res) => decision(res, counter.points),
-        (refusal: unknown) => {
-          // Over the limit: rate-limiter-flexible rejects with the count.
-          if (refusal instanceof RateLimiterRes) return decision(refusal, counter.points);
-          failed(refusal instanceof Error ? refusal : new Error(String(refusal)));
-          return inMemory.consume(keyId, cls);
-        },
-      );
+      try {
+        const decision = await decide(classes[cls], keyId);
+        if (failing) {
+          failing = false;
+          report('info', `Redis at ${where} counts requests again; rate limits are shared again.`);
+        }
+        return decision;
+      } catch (error) {
+        failed(error instanceof Error ? error : new Error(String(error)));
+        return inMemory.consume(keyId, cls);
+      }
     },
     async close() {
       // `quit` waits for Redis to answer; a connection that is down is simply dropped.

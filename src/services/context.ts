@@ -21,20 +21,17 @@ export interface Caller {
   organizations: OrganizationRow[];
   /** The lookup key that grants API access (DESIGN §2). */
   plan: string;
-  /** The caller's personal workspace as a viewer, made once with the caller. */
-  personal: Viewer;
 }
 
 /**
  * The workspace a request is scoped to. An organization the caller is not a
  * member of is inaccessible: on list endpoints that is a bad parameter (400),
  * on single documents indistinguishable from a missing one (404), DESIGN §3.
- * Read from the caller alone, without a promise to wait for.
  */
 export function resolveViewer(caller: Caller, organizationId: string | undefined, inaccessible: 'invalid' | 'not_found'): Viewer {
-  if (organizationId === undefined) return caller.personal;
+  if (organizationId === undefined) return { userId: caller.user.id, orgId: null };
   // Membership as read with the key for this request; every query the viewer
-  // runs checks it again in SQL.
+  // runs checks it again.
   if (caller.organizations.some((o) => o.id === organizationId)) return { userId: caller.user.id, orgId: organizationId };
   throw inaccessible === 'invalid'
     ? new InvalidRequest('organizationId: no organization with this id is accessible with this key.')
@@ -48,7 +45,5 @@ export async function requireVisibleProject(deps: ServiceDeps, viewer: Viewer, p
   }
 }
 
-/** What every document's url starts with: its id follows. */
-export const documentUrlPrefix = (config: Config) => `${config.publicAppUrl}/documents/`;
-export const documentUrl = (config: Config, id: string) => `${documentUrlPrefix(config)}${id}`;
+export const documentUrl = (config: Config, id: string) => `${config.publicAppUrl}/documents/${id}`;
 export const chatUrl = (config: Config, id: string) => `${config.publicAppUrl}/chats/${id}`;

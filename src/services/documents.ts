@@ -1,101 +1,54 @@
 import { Conflict, NotFound } from '../errors.js';
 import { searchTerms } from '../domain/search.js';
-import { canonicalInstant, nextUpdatedAt } from '../domain/time.js';
-import type { DocumentMutationRow, Viewer } from '../store/store.js';
-import { mapMaybe, type MaybePromise } from '../maybe-promise.js';
-import { RenderedJson } from './rendered-json.js';
-import { documentUrlPrefix, requireVisibleProject, resolveViewer, type Caller, type ServiceDeps } from './context.js';
+import { canonicalInstant, nextUpdatedAt, toIso } from '../domain/time.js';
+import type { DocumentMutationRow, DocumentSummaryRow } from '../store/store.js';
+import { documentUrl, requireVisibleProject, resolveViewer, type Caller, type ServiceDeps } from './context.js';
 
 /** An `expectedUpdatedAt` finer than a millisecond names no stored instant and matches nothing. */
 const NEVER_STORED = 'unmatchable';
-
-/** A document of a search's page, as the API lists it. */
-interface ListedDocument {
-  id: string;
-  title: string;
-  createdAt: string;
-  updatedAt: string | null;
-  threadId: string | null;
-  url: string;
-}
 
 /** Document ids are stored as randomUUID writes them, in lower case; a client may send one in either. */
 const storedId = (id: string) => id.toLowerCase();
 
 export function documentService(deps: ServiceDeps) {
   const { config, store, clock } = deps;
-  // What documentUrl makes, the prefix made once: each url is it and the id.
-  const urls = documentUrlPrefix(config);
-  const mutationResult = (d: DocumentMutationRow) => ({
-    id: d.id,
-    title: d.title,
-    threadId: d.threadId,
-    url: urls + d.id,
-  });
-
-  function listIn(viewer: Viewer, q: { q?: string; projectId?: string; limit: number }): MaybePromise<RenderedJson | { documents: ListedDocument[]; count: number }> {
-    if (q.q === undefined) {
-      return mapMaybe(store.renderDocumentPage(viewer, { projectId: q.projectId, limit: q.limit }, urls), (body) => new RenderedJson(body));
-    }
-    const terms = searchTerms(q.q);
-    // A query with no word in it (only punctuation or emoji) can match nothing.
-    if (terms.length === 0) return { documents: [], count: 0 };
-    return mapMaybe(store.listDocuments(viewer, { terms, projectId: q.projectId, limit: q.limit }), (rows) => {
-      // Written out rather than spread: a spread of each row was 4 % of a list request's time.
-      const documents = rows.map((d) => ({
-        id: d.id,
-        title: d.title,
-        createdAt: d.createdAt,
-        updatedAt: d.updatedAt,
-        threadId: d.threadId,
-        url: urls + d.id,
-      }));
-      return { documents, count: documents.length };
-    });
-  }
+  const withUrl = <T extends { id: string }>(d: T) => ({ ...d, url: documentUrl(config, d.id) });
+  const mutationResult = ({ id, title, threadId }: DocumentMutationRow) => withUrl({ id, title, threadId });
 
   return {
-    /** A page of documents, or of those matching `q`; answered at once when the store answers at once. */
-    list(
-      caller: Caller,
-      q: { q?: string; organizationId?: string; projectId?: string; limit: number },
-    ): MaybePromise<RenderedJson | { documents: ListedDocument[]; count: number }> {
+    /** The newest documents, or those matching `q`. */
+    async list(caller: Caller, q: { q?: string; organizationId?: string; projectId?: string; limit: number }) {
       const viewer = resolveViewer(caller, q.organizationId, 'invalid');
-      if (q.projectId === undefined) return listIn(viewer, q);
-      return requireVisibleProject(deps, viewer, q.projectId).then(() => listIn(viewer, q));
+      if (q.projectId !== undefined) await requireVisibleProject(deps, viewer, q.projectId);
+      const terms = q.q === undefined ? [] : searchTerms(q.q);
+      // A query with no word in it (only punctuation or emoji) can match nothing.
+      const rows: DocumentSummaryRow[] =
+        q.q !== undefined && terms.length === 0 ? [] : await store.listDocuments(viewer, { terms, projectId: q.projectId, limit: q.limit });
+      const documents = rows.map(withUrl);
+      return { documents, count: documents.length };
     },
 
-    /** A document as the API shows it; answered at once when the store answers at once. */
-    get(caller: Caller, id: string, organizationId: string | undefined): MaybePromise<RenderedJson> {
+    async get(caller: Caller, id: string, organizationId: string | undefined) {
       const viewer = resolveViewer(caller, organizationId, 'not_found');
-      return mapMaybe(store.renderDocument(viewer, storedId(id), urls), (doc) => {
-        if (!doc) throw new NotFound('Document not found.');
-        return new RenderedJson(doc);
-      });
+      const document = await store.getDocument(viewer, storedId(id));
+      if (!document) throw new NotFound('Document not found.');
+      return withUrl(document);
     },
 
-    async create(
-      caller: Caller,
-      body: { title: string; contentMarkdown: string; projectId?: string; organizationId?: string },
-    ) {
+    async create(caller: Caller, body: { title: string; contentMarkdown: string; projectId?: string; organizationId?: string }) {
       const viewer = resolveViewer(caller, body.organizationId, 'not_found');
       const created = await store.createDocument(
         viewer,
         { title: body.title, contentMarkdown: body.contentMarkdown, projectId: body.projectId ?? null, threadId: null },
-        new Date(clock()).toISOString(),
+        toIso(clock()),
       );
       if (!created) throw new NotFound('Project not found in this workspace.');
       return mutationResult(created);
     },
 
-    async update(
-      caller: Caller,
-      id: string,
-      body: { contentMarkdown: string; expectedUpdatedAt: string | null; title?: string; organizationId?: string },
-    ) {
+    async update(caller: Caller, id: string, body: { contentMarkdown: string; expectedUpdatedAt: string | null; title?: string; organizationId?: string }) {
       const viewer = resolveViewer(caller, body.organizationId, 'not_found');
-      const expected =
-        body.expectedUpdatedAt === null ? null : (canonicalInstant(body.expectedUpdatedAt) ?? NEVER_STORED);
+      const expected = body.expectedUpdatedAt === null ? null : (canonicalInstant(body.expectedUpdatedAt) ?? NEVER_STORED);
       const outcome = await store.updateDocument(
         viewer,
         storedId(id),

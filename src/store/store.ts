@@ -1,26 +1,27 @@
 /**
- * Every read and write Folio needs, as one dialect-free interface: async,
- * but for the API's reads, which a store may answer at once (MaybePromise).
- * Each query that returns user content takes a `Viewer` and filters in SQL:
+ * Every read and write Folio needs, as one interface that each database
+ * implements (src/store/sqlite/, test/store-contract/ for what every
+ * implementation must do). Every method is asynchronous and answers with
+ * rows or domain records; the API's schemas turn them into responses.
+ *
+ * Each read of user content takes a `Viewer` and returns only what that
+ * viewer may see (src/domain/visibility.ts), filtered in the query itself:
  * no implementation loads a row and checks access afterwards.
  */
-import type { MaybePromise } from '../maybe-promise.js';
+import type { Viewer } from '../domain/visibility.js';
 
-/** Who is asking and in which workspace: the personal one (orgId null) or a team's. */
-export interface Viewer {
-  userId: string;
-  orgId: string | null;
-}
+export type { Viewer };
 
+/** A live key and the user it acts as, read together. */
 export interface Principal {
   keyId: string;
   keyName: string | null;
   canWrite: boolean;
   lastUsedAt: string | null;
   user: { id: string; name: string | null; email: string; plan: string | null };
-  /** Plans of the user's organizations, ordered by the time the user joined. */
+  /** Plans of the user's organizations, in the order the user joined them. */
   orgPlans: (string | null)[];
-  /** The user's organizations, by name then id: read with the key, so that a request sees one state of them. */
+  /** The user's organizations, by name (as people sort names), then id. */
   organizations: OrganizationRow[];
 }
 
@@ -56,6 +57,11 @@ export interface DocumentSummaryRow {
   createdAt: string;
   updatedAt: string | null;
   threadId: string | null;
+}
+
+export interface DocumentRow extends DocumentSummaryRow {
+  contentMarkdown: string;
+  project: ProjectRef | null;
 }
 
 export interface DocumentMutationRow {
@@ -102,17 +108,14 @@ export interface KeyRecord {
 }
 
 export interface ListDocumentsQuery {
-  /** Search terms already split into words; empty means no search. */
+  /** Search terms, as searchTerms (src/domain/search.ts) splits a query; empty or absent lists without searching. */
   terms?: string[];
   projectId?: string;
   limit: number;
 }
 
-/** A page of documents without search: `ListDocumentsQuery` without terms. */
-export type DocumentPageQuery = Omit<ListDocumentsQuery, 'terms'>;
-
 export interface ListChatsQuery {
-  /** Case-folded substring to find in titles. */
+  /** Folded (foldTitle) text that titles must contain. */
   titleContains?: string;
   projectId?: string;
   limit: number;
@@ -128,7 +131,7 @@ export interface NewDocument {
 export interface DocumentReplacement {
   title?: string;
   contentMarkdown: string;
-  /** Canonical instant the caller read, null for a never-updated document. */
+  /** The canonical instant the caller read (toIso), null for a never-updated document. */
   expectedUpdatedAt: string | null;
 }
 
@@ -137,74 +140,102 @@ export type UpdateOutcome =
   | { status: 'not_found' }
   | { status: 'conflict'; currentUpdatedAt: string | null };
 
+export interface NewKey {
+  userId: string;
+  name: string | null;
+  canWrite: boolean;
+  /** SHA-256 of the secret, base64 (hashKey in src/domain/keys.ts). */
+  hash: string;
+  last4: string;
+  now: string;
+}
+
+export interface NewProject {
+  creatorId: string;
+  /** Null for a personal project (in the creator's workspace). */
+  orgId: string | null;
+  name: string;
+  description: string | null;
+  now: string;
+}
+
+export interface NewTemplate {
+  title: string;
+  description: string | null;
+  /** Null for a system template. */
+  workspaceId: string | null;
+  creatorId: string | null;
+  /** Makes it the only default template of its workspace. */
+  isDefault: boolean;
+  now: string;
+}
+
+export interface NewChat {
+  creatorId: string;
+  /** The workspace the chat belongs to: its project's, or the creator's personal one, or a team's. */
+  workspaceId: string;
+  projectId: string | null;
+  title: string | null;
+  messageCount: number;
+  now: string;
+}
+
 export interface Store {
+  /** Which database: 'sqlite' (or, later, 'postgres'). */
   readonly dialect: string;
+  /** Brings the schema up to date; running it again changes nothing. */
   migrate(): Promise<void>;
   close(): Promise<void>;
   /** A cheap round trip, for health checks. */
   ping(): Promise<void>;
   /**
-   * Runs `work` as one transaction: every write it makes through this store
-   * is kept, or none is, if it throws or the process stops before it has
-   * returned. Other processes wait for the database meanwhile, and see
-   * nothing of it until it is done. For the command line, which makes one
-   * call at a time: a request served meanwhile would join the transaction.
+   * Runs `work` as one transaction, through the store it is handed: every
+   * write made through `tx` is kept, or none is if `work` throws. Others
+   * see nothing of it until it is done.
    */
-  atomically<T>(work: () => Promise<T>): Promise<T>;
+  atomically<T>(work: (tx: Store) => Promise<T>): Promise<T>;
 
-  // --- API: authentication and the caller -------------------------------
-  /**
-   * The live key whose SHA-256 (base64, keys.ts's hashKey) this is, with its
-   * user. The database is read only when the answer is not already known and
-   * `worthLooking()` says so: the guard passes its format check there, which a
-   * key found before has passed.
-   */
-  findPrincipal(keyHash: string, worthLooking?: () => boolean): Promise<Principal | null>;
-  /**
-   * What findPrincipal would answer, when the store holds it in memory and it
-   * is still current (no commit has changed what it was read from), without
-   * waiting; undefined when it must be asked with findPrincipal. The guard
-   * of most requests is answered this way without a promise.
-   */
-  knownPrincipal(keyHash: string): Principal | undefined;
-  /**
-   * Records a key's last use. Best effort: false, and nothing written, when
-   * another process holds the database's write lock (a later request tries
-   * again), so that a request never waits for another process's write.
-   */
-  touchKey(keyId: string, at: string): Promise<boolean>;
+  // --- The caller ----------------------------------------------------------
+  /** The unrevoked key whose hash this is (hashKey), with its user and the user's organizations; null if there is none. */
+  findPrincipal(keyHash: string): Promise<Principal | null>;
+  /** Records a key's last use. */
+  touchKey(keyId: string, at: string): Promise<void>;
   isMember(orgId: string, userId: string): Promise<boolean>;
   isProjectVisible(viewer: Viewer, projectId: string): Promise<boolean>;
   isChatVisible(viewer: Viewer, chatId: string): Promise<boolean>;
 
-  // --- API: content, always scoped to the viewer ----------------------
-  // The reads of documents, pages, searches, projects, templates and chats
-  // may answer at once (src/maybe-promise.ts); callers that await them need
-  // not care.
-  listDocuments(viewer: Viewer, query: ListDocumentsQuery): MaybePromise<DocumentSummaryRow[]>;
+  // --- Content, always as the viewer sees it --------------------------------
   /**
-   * The same page as `listDocuments` without terms, as the JSON body of
-   * `GET /v1/documents` (`{documents, count}`), each document's `url` being
-   * `urls` followed by its id. The store writes the JSON: see
-   * sqlite/documents.ts.
+   * Newest first (coalesce(updatedAt, createdAt), ties by id descending):
+   * every visible document, or those of one project, or those holding every
+   * term as a word or word prefix in title or content, case and accents
+   * aside (DESIGN §3).
    */
-  renderDocumentPage(viewer: Viewer, query: DocumentPageQuery, urls: string): MaybePromise<Buffer>;
-  /** A document as the JSON body of `GET /v1/documents/{id}` (UTF-8), or null when the viewer does not see it. */
-  renderDocument(viewer: Viewer, id: string, urls: string): MaybePromise<Buffer | null>;
-  /** Null when the project is not visible to the viewer in its scope. */
+  listDocuments(viewer: Viewer, query: ListDocumentsQuery): Promise<DocumentSummaryRow[]>;
+  /** Null when there is no such document or the viewer does not see it. */
+  getDocument(viewer: Viewer, id: string): Promise<DocumentRow | null>;
+  /** Null when the scope or the project is not open to the viewer. */
   createDocument(viewer: Viewer, doc: NewDocument, now: string): Promise<DocumentMutationRow | null>;
-  /** Compares `expectedUpdatedAt` and writes in one atomic step. */
+  /**
+   * Replaces title (if given) and content when the document's updatedAt is
+   * still `expectedUpdatedAt`, comparing and writing in one atomic step; the
+   * new updatedAt is `nextUpdatedAt` of the current one.
+   */
   updateDocument(
     viewer: Viewer,
     id: string,
     change: DocumentReplacement,
     nextUpdatedAt: (previous: string | null) => string,
   ): Promise<UpdateOutcome>;
-  listProjects(viewer: Viewer, limit: number): MaybePromise<ProjectRow[]>;
-  listTemplates(viewer: Viewer, includeSystem: boolean, limit: number): MaybePromise<TemplateRow[]>;
-  listChats(viewer: Viewer, query: ListChatsQuery): MaybePromise<ChatRow[]>;
+  /** Newest first, ties by id descending. */
+  listProjects(viewer: Viewer, limit: number): Promise<ProjectRow[]>;
+  /** System templates first, then newest first, ties by id descending. */
+  listTemplates(viewer: Viewer, includeSystem: boolean, limit: number): Promise<TemplateRow[]>;
+  /** Newest first (coalesce(updatedAt, createdAt)), ties by id descending. */
+  listChats(viewer: Viewer, query: ListChatsQuery): Promise<ChatRow[]>;
 
-  // --- Administration (the `folio` command line) -----------------------
+  // --- Administration (the `folio` command line) ------------------------------
+  /** Throws UsageError when the e-mail is taken (compared without regard to case). */
   createUser(input: { email: string; name: string | null; plan: string | null; now: string }): Promise<UserRecord>;
   getUser(id: string): Promise<UserRecord | null>;
   findUserByEmail(email: string): Promise<UserRecord | null>;
@@ -216,44 +247,15 @@ export interface Store {
   addMember(orgId: string, userId: string, now: string): Promise<boolean>;
   /** False when the user was not a member. */
   removeMember(orgId: string, userId: string): Promise<boolean>;
-  createKey(input: {
-    userId: string;
-    name: string | null;
-    canWrite: boolean;
-    /** SHA-256 of the secret, base64 (keys.ts's hashKey). */
-    hash: string;
-    last4: string;
-    now: string;
-  }): Promise<KeyRecord>;
+  createKey(input: NewKey): Promise<KeyRecord>;
+  /** Oldest first. */
   listKeys(userId: string): Promise<KeyRecord[]>;
   /** Null when there is no such key; an already revoked key keeps its time. */
   revokeKey(keyId: string, now: string): Promise<KeyRecord | null>;
-  createProject(input: {
-    creatorId: string;
-    orgId: string | null;
-    name: string;
-    description: string | null;
-    now: string;
-  }): Promise<{ id: string }>;
+  createProject(input: NewProject): Promise<{ id: string }>;
   getProject(id: string): Promise<{ id: string; name: string; workspaceId: string; creatorId: string } | null>;
   /** False when already shared with that user. */
   shareProject(projectId: string, userId: string): Promise<boolean>;
-  createTemplate(input: {
-    title: string;
-    description: string | null;
-    /** Null for a system template. */
-    workspaceId: string | null;
-    creatorId: string | null;
-    isDefault: boolean;
-    now: string;
-  }): Promise<{ id: number }>;
-  createChat(input: {
-    creatorId: string;
-    /** The workspace the chat belongs to: its project's, or the creator's personal one, or a team's. */
-    workspaceId: string;
-    projectId: string | null;
-    title: string | null;
-    messageCount: number;
-    now: string;
-  }): Promise<{ id: string }>;
+  createTemplate(input: NewTemplate): Promise<{ id: number }>;
+  createChat(input: NewChat): Promise<{ id: string }>;
 }

@@ -1,23 +1,19 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { READ_SCOPE, WRITE_SCOPE } from '../../domain/keys.js';
-import { sendResult } from '../../http/rendered-json.js';
 import type { Services } from '../services.js';
 import { createDocumentSchema, getDocumentSchema, listDocumentsSchema, updateDocumentSchema } from './schemas.js';
 
 export const documentRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
   const documents = services.documents;
 
-  // Reads answered at once by the store are sent at once (sendResult).
-  app.get('/documents', { schema: listDocumentsSchema, config: { scope: READ_SCOPE } }, (req, reply) =>
-    sendResult(reply, documents.list(req.auth, req.query)),
-  );
+  app.get('/documents', { schema: listDocumentsSchema, config: { scope: READ_SCOPE } }, (req) => documents.list(req.auth, req.query));
 
   app.post('/documents', { schema: createDocumentSchema, config: { scope: WRITE_SCOPE } }, async (req, reply) =>
     reply.code(201).send(await documents.create(req.auth, req.body)),
   );
 
-  app.get('/documents/:id', { schema: getDocumentSchema, config: { scope: READ_SCOPE } }, (req, reply) =>
-    sendResult(reply, documents.get(req.auth, req.params.id, req.query.organizationId)),
+  app.get('/documents/:id', { schema: getDocumentSchema, config: { scope: READ_SCOPE } }, (req) =>
+    documents.get(req.auth, req.params.id, req.query.organizationId),
   );
 
   app.patch('/documents/:id', { schema: updateDocumentSchema, config: { scope: WRITE_SCOPE } }, (req) =>

@@ -25,9 +25,9 @@ import { BUSY_TIMEOUT_MS, onlyBusy, withoutWaiting, type Db } from './database.j
  */
 export function groupCommit(
   db: Db,
-  options: { maxBatch?: number; waitForLockMs?: number; beforeBegin?: () => void; beforeCommit?: () => void; afterRollback?: () => void } = {},
+  options: { maxBatch?: number; waitForLockMs?: number; beforeCommit?: () => void; afterRollback?: () => void } = {},
 ) {
-  const { maxBatch = 256, waitForLockMs = BUSY_TIMEOUT_MS, beforeBegin, beforeCommit, afterRollback } = options;
+  const { maxBatch = 256, waitForLockMs = BUSY_TIMEOUT_MS, beforeCommit, afterRollback } = options;
   interface Pending {
     run: () => unknown;
     /** When it was queued (performance.now()): it waits for another process's lock until waitForLockMs after. */
@@ -75,8 +75,6 @@ export function groupCommit(
     if (more) setImmediate(flush);
     let outcomes: ReturnType<typeof all>;
     try {
-      // A read transaction held for the turn's reads ends first (read-snapshot.ts).
-      beforeBegin?.();
       began = false;
       outcomes = noWait(() => all.immediate(batch));
     } catch (error) {

@@ -3,20 +3,15 @@ import type { Db } from './database.js';
 /**
  * Merging the search index while the database is quiet.
  *
- * Each write transaction merges a few index pages (`mergePages` in
- * documents.ts), FTS5's way: a level is merged once it holds eight segments
- * (migration 8). That keeps writes cheap but leaves up to seven segments on
- * every level, and a search reads every one of them: after 6,000 edits at
- * 100,000 documents, merging down to one segment a level made searches
- * 6-20 % faster, and a fully merged index (FTS5's `optimize`) had halved
- * them (bench/README.md).
- * Once no write has come for a while, the background thread
- * (checkpointer.ts) merges further in small steps, down to one segment a
- * level, so that the searches of a quiet server, or of one that mostly
- * reads, run on the merged index. It stops as soon as writes come again:
- * merging is only ever done by one connection at a time, each step in a
- * transaction of its own, and a step that finds the database locked is
- * simply skipped.
+ * Each write transaction merges a few index pages (search-index.ts), FTS5's
+ * way: a level is merged once it holds eight segments (migration 8). That
+ * keeps writes cheap but leaves up to seven segments on every level, and a
+ * search reads every one of them. Once no write has come for a while, the
+ * background thread (checkpoint-worker.ts) merges further in small steps,
+ * down to one segment a level, so that the searches of a quiet server, or
+ * of one that mostly reads, run on a merged index. It stops as soon as
+ * writes come again: each step is a transaction of its own, and a step that
+ * finds the database locked is skipped.
  *
  * A step sets FTS5's `usermerge` (the number of segments a level needs to
  * be merged) to 2 for its own merge and puts it back before committing, so
@@ -27,31 +22,19 @@ import type { Db } from './database.js';
 export const TIDYING = {
   /** Quiet time before merging starts: no commit from another connection for this long. */
   idleMs: 2000,
-  /** Index pages per step: about 10 ms each, at most a few hundred for a very long list of one word. */
+  /** Index pages per step, so that one step holds the write lock only briefly. */
   pages: 100,
   /** Time from one step to the next, so that a quiet server's core spends about a tenth of its time merging. */
   everyMs: 100,
 } as const;
 
-/** The statements of one step, as SQL text: the background thread prepares them on its own connection. */
-export const TIDYING_SQL = {
-  usermerge: `SELECT v FROM documents_fts_config WHERE k = 'usermerge'`,
-  setUsermerge: `INSERT INTO documents_fts (documents_fts, rank) VALUES ('usermerge', ?)`,
-  merge: `INSERT INTO documents_fts (documents_fts, rank) VALUES ('merge', ?)`,
-  totalChanges: 'SELECT total_changes()',
-} as const;
-
-/**
- * Merges the whole index down to one segment a level, step by step, on this
- * connection (the bulk loader, after loading: the data set is then as a
- * quiet server leaves it). Returns the number of steps that did work.
- */
-export function tidySearchIndex(db: Db, pages: number = TIDYING.pages): number {
-  const usermerge = db.prepare(TIDYING_SQL.usermerge).pluck();
-  const setUsermerge = db.prepare(TIDYING_SQL.setUsermerge);
-  const merge = db.prepare(TIDYING_SQL.merge);
-  const totalChanges = db.prepare(TIDYING_SQL.totalChanges).pluck();
+/** One step of merging on `db`, in a transaction of its own; it returns whether there was anything to merge. */
+export function tidyingStep(db: Db, pages: number = TIDYING.pages): () => boolean {
+  const usermerge = db.prepare(`SELECT v FROM documents_fts_config WHERE k = 'usermerge'`).pluck();
   // FTS5's rank of a command is read as an integer only: a JS number binds as a REAL.
+  const setUsermerge = db.prepare(`INSERT INTO documents_fts (documents_fts, rank) VALUES ('usermerge', ?)`);
+  const merge = db.prepare(`INSERT INTO documents_fts (documents_fts, rank) VALUES ('merge', ?)`);
+  const totalChanges = db.prepare('SELECT total_changes()').pluck();
   const step = db.transaction((): boolean => {
     // The writes' own threshold, set by migration 8.
     const previous = BigInt(usermerge.get() as number);
@@ -63,7 +46,17 @@ export function tidySearchIndex(db: Db, pages: number = TIDYING.pages): number {
     setUsermerge.run(previous);
     return worked;
   });
+  return () => step.immediate();
+}
+
+/**
+ * Merges the whole index down to one segment a level, step by step, on this
+ * connection (the bulk loader, after loading: the data set is then as a
+ * quiet server leaves it). Returns the number of steps that did work.
+ */
+export function tidySearchIndex(db: Db, pages: number = TIDYING.pages): number {
+  const step = tidyingStep(db, pages);
   let steps = 0;
-  while (step.immediate()) steps++;
+  while (step()) steps++;
   return steps;
 }

@@ -404,6 +404,11 @@ export const migrations: readonly string[] = [
   // index is made anew, set up as migration 14 set it but for the
   // prefixes, and rebuilt from the documents.
   documentLevelIndex('1 2'),
+  // Who sees a project is its creator and its sharees (visibility.ts):
+  // found by index on both sides, not by reading every project.
+  `
+  CREATE INDEX projects_by_creator ON projects (creator_id);
+  `,
 ];
 
 /** The schema version whose migration last rebuilt the whole search index (REINDEX_EVERY_DOCUMENT). */

@@ -1,8 +1,5 @@
 import { SCOPE_MARK } from '../../domain/search.js';
-import { accessCache } from './access-cache.js';
 import type { Db } from './database.js';
-import { NO_SNAPSHOT, type ReadSnapshot } from './read-snapshot.js';
-import type { WalIndexHeader } from './wal-index-header.js';
 
 /**
  * FTS5 query text from search terms. Each term is quoted (a quote inside is
@@ -37,39 +34,23 @@ const PLAIN = /^[a-z0-9]{3,}$/;
 
 /**
  * Which terms no indexed word extends, so that matching the word alone finds
- * exactly what matching it as a prefix would. FTS5 reads a longer prefix
- * term's whole merged list before its first row, but a word's list lazily:
- * for a word in 1 % of 100,000 documents the first match came twice as fast
- * (bench/README.md). The index's vocabulary answers with its first word at
- * or after `term` followed by char(1), the least byte a longer word can
- * continue with; `term > ?` would step through every entry of the term
- * itself. Scope tokens begin with SCOPE_MARK and so never extend a term.
- * The caller asks in the same read transaction as the search, so
- * both see the same index.
- *
- * Asking costs about 6 µs a term (FTS5 prepares a statement for each
- * vocabulary cursor), about what the word saves for a rare term, so answers
- * are kept while the index is unchanged, in a cache of their own made as the
- * access cache is, with the same WAL-index header: until another connection
- * commits (`PRAGMA data_version`) or this one calls `changed()` on writing to
- * the index.
+ * exactly what matching it as a prefix would. FTS5 reads a prefix term's
+ * merged list whole before its first row, but a word's list lazily, as the
+ * walk newest first needs it. The index's vocabulary answers with its first
+ * word at or after `term` followed by char(1), the least byte a longer word
+ * can continue with. Scope tokens begin with SCOPE_MARK and so never extend
+ * a term. The caller asks in the same read transaction as the search, so
+ * that both see the same index.
  */
-export function wholeWords(db: Db, header: WalIndexHeader | null = null, snapshot: ReadSnapshot = NO_SNAPSHOT) {
+export function wholeWords(db: Db) {
   db.exec('CREATE VIRTUAL TABLE IF NOT EXISTS temp.documents_fts_words USING fts5vocab(main, documents_fts, instance)');
   const next = db.prepare('SELECT term FROM temp.documents_fts_words WHERE term >= ? LIMIT 1').pluck();
-  const known = accessCache(db, { header, snapshot });
-  const isWhole = (term: string) =>
-    PLAIN.test(term) &&
-    known.get(term, () => {
-      const word = next.get(`${term}\u0001`) as string | undefined;
-      return word === undefined || !word.startsWith(term);
-    });
-  return {
-    /** The terms no indexed word extends. */
-    of: (terms: readonly string[]): Set<string> => new Set(terms.filter(isWhole)),
-    /** This connection wrote to the index: forget every answer. */
-    changed: () => known.invalidate(),
+  const isWhole = (term: string) => {
+    if (!PLAIN.test(term)) return false;
+    const word = next.get(`${term}\u0001`) as string | undefined;
+    return word === undefined || !word.startsWith(term);
   };
+  return (terms: readonly string[]): Set<string> => new Set(terms.filter(isWhole));
 }
 
 /**
@@ -91,7 +72,8 @@ export function scopeTokens(workspaceId: string, projectId: string | null): stri
   return `${workspaceToken(workspaceId)} ${projectId === null ? outsideProjectsToken(workspaceId) : projectToken(projectId)}`;
 }
 
-/** Restricts a match to documents carrying any of the tokens. */
-export function withinScope(match: string, tokens: readonly string[]): string {
-  return `${match} AND (${tokens.map((t) => `"${t}"`).join(' OR ')})`;
+/** A match of documents carrying any of the tokens, and of `terms` if there are any (ftsMatch). */
+export function withinScope(terms: string | null, tokens: readonly string[]): string {
+  const scope = `(${tokens.map((t) => `"${t}"`).join(' OR ')})`;
+  return terms === null ? scope : `${terms} AND ${scope}`;
 }

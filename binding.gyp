@@ -1,8 +1,0 @@
-{
-  "targets": [
-    {
-      "target_name": "folio_shared_map",
-      "sources": ["native/shared-map.c"]
-    }
-  ]
-}
