@@ -13,6 +13,7 @@ import { openDatabase } from '../src/store/sqlite/database.js';
 import { adminService } from '../src/services/admin.js';
 import { ensureDemoWorkspace } from '../src/demo/workspace.js';
 import { systemClock } from '../src/domain/time.js';
+import type { Store } from '../src/store/store.js';
 import Database from 'better-sqlite3';
 import { call, testConfig } from './helpers.js';
 
@@ -314,16 +315,18 @@ describe('folio command line', () => {
     try {
       await store.migrate();
       const empty = rows();
-      const admin = adminService({ store, config: testConfig(env), clock: systemClock });
       let documents = 0;
-      const stopping: typeof admin = {
-        ...admin,
-        async createDocument(input) {
-          if (++documents === 5) throw new Error('stopped half-way');
-          return admin.createDocument(input);
-        },
+      const stopping = (tx: Store) => {
+        const admin = adminService({ store: tx, config: testConfig(env), clock: systemClock });
+        return {
+          ...admin,
+          async createDocument(input: Parameters<typeof admin.createDocument>[0]) {
+            if (++documents === 5) throw new Error('stopped half-way');
+            return admin.createDocument(input);
+          },
+        };
       };
-      await assert.rejects(ensureDemoWorkspace(stopping, store), /stopped half-way/);
+      await assert.rejects(ensureDemoWorkspace(store, stopping), /stopped half-way/);
       assert.equal(documents, 5, 'users, team, projects, templates, chats and four documents were written first');
       assert.deepEqual(rows(), empty, 'none of them is left');
     } finally {

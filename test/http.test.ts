@@ -237,10 +237,10 @@ describe('HTTP basics', () => {
 describe('failures and logs', () => {
   it('answers a crash with 500 internal_error, showing no stack or SQL, and logs it', async () => {
     const t = await appOverStore('info', () => ({
-      renderDocumentPage: async () => {
+      listDocuments: async () => {
         throw new Error('SQLITE_ERROR: no such column: d.secret_column in SELECT * FROM documents');
       },
-      // A store that answers at once fails at once, from inside the service.
+      // A store method that throws instead of rejecting.
       listProjects: () => {
         throw new Error('SQLITE_ERROR: no such column: p.hidden_column in SELECT * FROM projects');
       },
@@ -308,12 +308,11 @@ describe('failures and logs', () => {
 
   it("times a request from its start to its response, and logs Fastify's and Folio's lines about it under its id", async () => {
     const t = await appOverStore('info', (store) => ({
-      renderDocumentPage: async (...args) => {
+      listDocuments: async (...args) => {
         await new Promise((resolve) => setTimeout(resolve, 60));
-        return store.renderDocumentPage(...args);
+        return store.listDocuments(...args);
       },
-      // A store that answers at once fails at once: the handler throws rather than rejects.
-      renderDocument: () => {
+      getDocument: async () => {
         throw new Error('disk I/O error');
       },
     }));
@@ -342,7 +341,7 @@ describe('failures and logs', () => {
 
   it('writes no line for answered requests below the info level, but still their failures', async () => {
     const t = await appOverStore('warn', () => ({
-      renderDocumentPage: async () => {
+      listDocuments: async () => {
         throw new Error('disk I/O error');
       },
     }));

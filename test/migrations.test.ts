@@ -464,7 +464,7 @@ describe('the search index rebuilt for the Unicode version of the running Node.j
       await store.close();
       // The schema as migration 14 left it.
       const db = new Database(file);
-      db.exec('DROP TABLE search_index_facts');
+      db.exec('DROP TABLE search_index_facts; DROP INDEX projects_by_creator');
       db.pragma('user_version = 14');
       db.close();
 

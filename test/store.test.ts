@@ -139,17 +139,15 @@ describe('SQLite store', () => {
     assert.deepEqual(words.filter((w) => w === 'fourthversionword' || w === 'othernoteword'), ['fourthversionword', 'othernoteword']);
   });
 
-  it('answers a write only once it is committed, even with a read transaction of the same turn open', async () => {
+  it('answers a write only once it is committed, with reads in the same turn', async () => {
     const user = await make.user();
     const viewer = { userId: user.id, orgId: null };
     const other = new Database(join(dir, 'folio.db'), { readonly: true });
     try {
-      // The write's group is queued first; a read in the same turn then
-      // holds the turn's read transaction, which must end before the group
-      // begins: a group committed inside it would be a savepoint, not yet
-      // durable when answered.
+      // The write's group is queued first, then a read in the same turn: the
+      // write is answered once another connection sees it.
       const written = store.createDocument(viewer, { title: 'Durable', contentMarkdown: 'x', projectId: null, threadId: null }, '2026-03-10T00:00:00.000Z');
-      await store.renderDocumentPage(viewer, { limit: 20 }, 'http://folio.test/documents/');
+      await store.listDocuments(viewer, { limit: 20 });
       const doc = await written;
       assert.ok(doc);
       assert.equal(other.prepare('SELECT count(*) FROM documents WHERE id = ?').pluck().get(doc.id), 1, 'committed, seen by another connection');

@@ -56,8 +56,9 @@ export function apiGuard(deps: ServiceDeps & { limiter: Limiter }) {
 
       const now = clock();
       if (principal.lastUsedAt === null || now - Date.parse(principal.lastUsedAt) >= TOUCH_INTERVAL_MS) {
-        // Best effort: a request is not refused for a last-used time that could not be written.
-        await store.touchKey(principal.keyId, toIso(now)).catch((err: unknown) => request.log.warn({ err }, 'the key\'s last use was not recorded'));
+        // Not waited for: a request never waits on this bookkeeping (for a
+        // write lock held by another process, say), nor fails with it.
+        store.touchKey(principal.keyId, toIso(now)).catch((err: unknown) => request.log.warn({ err }, "the key's last use could not be recorded"));
       }
 
       const decision = await limiter.consume(principal.keyId, needed === WRITE_SCOPE ? 'write' : 'read');

@@ -38,9 +38,7 @@ export function startCheckpointer(db: Db, file: string, options: BackgroundOptio
   const { intervalMs = CHECKPOINT_INTERVAL_MS, tidying = TIDYING } = options;
   db.pragma(`wal_autocheckpoint = ${SERVING_AUTOCHECKPOINT_PAGES}`);
   const workerData: CheckpointWorkerData = { file, intervalMs, tidying };
-  // The compiled module beside this one, or under tsx (whose loader the thread inherits) its source.
-  const extension = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
-  const worker = new Worker(new URL(`./checkpoint-worker${extension}`, import.meta.url), { workerData });
+  const worker = checkpointWorker(workerData);
   worker.unref();
   let exited = false;
   const exit = new Promise<void>((resolve) => {
@@ -62,4 +60,18 @@ export function startCheckpointer(db: Db, file: string, options: BackgroundOptio
       return exit;
     },
   };
+}
+
+/**
+ * The thread, running checkpoint-worker.js beside this module; or, when
+ * Folio runs from its TypeScript source (tests, `npm run dev`),
+ * checkpoint-worker.ts, after registering tsx's loader in the thread, which
+ * Node.js 20 does not pass on to threads.
+ */
+function checkpointWorker(workerData: CheckpointWorkerData): Worker {
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./checkpoint-worker.js', import.meta.url), { workerData });
+  const source = new URL('./checkpoint-worker.ts', import.meta.url).href;
+  const tsx = import.meta.resolve('tsx/esm/api');
+  const boot = `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(source)}); })`;
+  return new Worker(boot, { eval: true, workerData });
 }
