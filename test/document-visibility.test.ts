@@ -2,10 +2,11 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { call, setup, type TestContext } from './helpers.js';
 import { nextUpdatedAt } from '../src/domain/time.js';
+import { canSeeContent } from '../src/domain/visibility.js';
 
 /**
- * Lists, searches and reads of documents, compared with a plain model of
- * DESIGN §1 (who sees what) and §3 (newest first by coalesce(updatedAt,
+ * Lists, searches and reads of documents, compared with DESIGN §1 (who
+ * sees what, src/domain/visibility.ts) and a plain model of §3 (newest first by coalesce(updatedAt,
  * createdAt), ties by id; search terms all required, as word prefixes) over
  * a random workspace: shared and unshared projects, teams, ties in time, and
  * a clock that jumps back.
@@ -146,14 +147,12 @@ for (const seed of [1, 2, 3]) {
     });
     after(() => t.close());
 
+    /** DESIGN §1, as src/domain/visibility.ts states it. */
     function visible(d: ModelDoc, userId: string, orgId: string | null): boolean {
       const p = d.project === null ? null : projects.find((x) => x.id === d.project)!;
-      if (orgId === null) {
-        return d.workspace === userId || (p !== null && !p.isOrg && p.workspace !== userId && p.shares.has(userId));
-      }
-      const org = orgs.find((o) => o.id === orgId)!;
-      if (!org.members.has(userId) || d.workspace !== orgId) return false;
-      return p === null || p.creator === userId || p.shares.has(userId);
+      const project = p === null ? null : { workspaceId: p.workspace, inTeam: p.isOrg, creatorId: p.creator, sharedWith: [...p.shares] };
+      const isMember = (org: string, user: string) => orgs.find((o) => o.id === org)!.members.has(user);
+      return canSeeContent({ userId, orgId }, { workspaceId: d.workspace, project }, isMember);
     }
 
     const sortAt = (d: ModelDoc) => d.updatedAt ?? d.createdAt;

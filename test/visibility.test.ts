@@ -2,20 +2,29 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { call, setup, type TestContext } from './helpers.js';
+import {
+  canSeeContent,
+  canSeeProject,
+  isSharedWithViewer,
+  scopeOpen,
+  workspaceForNewContent,
+  type ProjectFacts,
+  type Viewer,
+} from '../src/domain/visibility.js';
 
 /**
  * Random workspaces — users, teams, memberships, personal and team projects
  * shared with anyone (members or not, even their creator), documents created
  * through the API by anyone anywhere, chats, updates, and members removed
- * afterwards — against a reference model of DESIGN §1 written plainly below.
+ * afterwards — judged by DESIGN §1's predicates (src/domain/visibility.ts).
  * For every user in every scope (personal, and every team of the world,
  * member or not), the document list, a search, the chat list, the project
  * list, each project's documents and each document's read agree with the
- * model. Every world shares one database with the worlds before it, so
+ * predicates. Every world shares one database with the worlds before it, so
  * anything of another world showing up is a leak too.
  */
 
-// --- The reference model: DESIGN §1 ------------------------------------
+// --- The model: the world as built, judged by DESIGN §1's predicates (src/domain/visibility.ts) ---
 
 /** A workspace: a user's personal one or a team's. */
 type Workspace = { user: number } | { team: number };
@@ -32,39 +41,40 @@ interface Model {
 /** null: the personal scope; otherwise the team of the request's organizationId. */
 type Scope = number | null;
 
-const accessible = (m: Model, user: number, scope: Scope) => scope === null || m.members[scope]!.has(user);
+// The model's users and teams under the names the domain's predicates compare.
+const userName = (user: number) => `u${user}`;
+const teamName = (team: number) => `t${team}`;
+const viewerOf = (user: number, scope: Scope): Viewer => ({ userId: userName(user), orgId: scope === null ? null : teamName(scope) });
+const workspaceName = (w: Workspace) => ('user' in w ? userName(w.user) : teamName(w.team));
+const membership = (m: Model) => (orgId: string, userId: string) => m.members[Number(orgId.slice(1))]!.has(Number(userId.slice(1)));
 
-/**
- * Personal projects: their owner's, and the users they are shared with, in
- * the personal scope. Team projects: in the team's scope, to members who
- * created them or were shared them.
- */
-function projectVisible(m: Model, project: number, user: number, scope: Scope): boolean {
+function projectFacts(m: Model, project: number): ProjectFacts {
   const p = m.projects[project]!;
-  const creatorOrSharee = p.creator === user || p.shares.has(user);
-  if (scope === null) return p.team === null && creatorOrSharee;
-  return m.members[scope]!.has(user) && p.team === scope && creatorOrSharee;
+  return {
+    workspaceId: p.team === null ? userName(p.creator) : teamName(p.team),
+    inTeam: p.team !== null,
+    creatorId: userName(p.creator),
+    sharedWith: [...p.shares].map(userName),
+  };
 }
 
-/** `isSharedWithYou`: someone else's project shared with the user. */
-const sharedWithYou = (m: Model, project: number, user: number) => m.projects[project]!.creator !== user;
+const accessible = (m: Model, user: number, scope: Scope) => scopeOpen(viewerOf(user, scope), membership(m));
+const projectVisible = (m: Model, project: number, user: number, scope: Scope) =>
+  canSeeProject(viewerOf(user, scope), projectFacts(m, project), membership(m));
+const sharedWithYou = (m: Model, project: number, user: number) => isSharedWithViewer(viewerOf(user, null), projectFacts(m, project));
+const contentVisible = (m: Model, item: { workspace: Workspace; project: number | null }, user: number, scope: Scope) =>
+  canSeeContent(
+    viewerOf(user, scope),
+    { workspaceId: workspaceName(item.workspace), project: item.project === null ? null : projectFacts(m, item.project) },
+    membership(m),
+  );
 
-/** Content in a project follows the project; otherwise its workspace's: the owner's, or every current member's. */
-function contentVisible(m: Model, item: { workspace: Workspace; project: number | null }, user: number, scope: Scope): boolean {
-  if (item.project !== null) return projectVisible(m, item.project, user, scope);
-  if (scope === null) return 'user' in item.workspace && item.workspace.user === user;
-  return 'team' in item.workspace && item.workspace.team === scope && m.members[scope]!.has(user);
-}
-
-/** Where a document created in this scope and project goes, or null when it cannot be created (DESIGN §1). */
+/** Where a document created in this scope and project goes, or null when it cannot be created. */
 function createdIn(m: Model, writer: number, scope: Scope, project: number | null): Workspace | null {
-  if (!accessible(m, writer, scope)) return null;
-  if (project !== null) {
-    if (!projectVisible(m, project, writer, scope)) return null;
-    const p = m.projects[project]!;
-    return p.team === null ? { user: p.creator } : { team: p.team };
-  }
-  return scope === null ? { user: writer } : { team: scope };
+  const workspace = workspaceForNewContent(viewerOf(writer, scope), project === null ? null : projectFacts(m, project), membership(m));
+  if (workspace === null) return null;
+  const index = Number(workspace.slice(1));
+  return workspace.startsWith('u') ? { user: index } : { team: index };
 }
 
 // --- Random worlds -----------------------------------------------------
