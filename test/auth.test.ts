@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
 import { readFileSync } from 'node:fs';
-import { call, setup, type TestContext } from './helpers.js';
+import { call, inAnotherProcess, setup, type TestContext } from './helpers.js';
 import { generateKey, hashKey, isWellFormedKey } from '../src/domain/keys.js';
 import { buildApp } from '../src/app.js';
 
@@ -160,6 +160,27 @@ describe('API keys', () => {
     assert.equal((await call(t.app, 'GET', '/v1/me', { key: secret })).status, 200);
     await t.store.revokeKey(record.id, new Date().toISOString());
     unauthorized(await call(t.app, 'GET', '/v1/me', { key: secret }));
+  });
+
+  it('refuses on the very next request a key revoked, a member removed or a plan lost by another process', async () => {
+    const file = t.config.database.file;
+    const owner = await t.make.user({ plan: null });
+    const team = await t.make.org({ plan: 'team_yearly', members: [owner.id] });
+    const { secret, record } = await t.make.key(owner.id);
+    const me = () => call(t.app, 'GET', '/v1/me', { key: secret });
+    const docs = () => call(t.app, 'GET', `/v1/documents?organizationId=${team.id}`, { key: secret });
+    assert.equal((await me()).body.plan, 'team_yearly', 'the plan comes from the team');
+    assert.equal((await docs()).status, 200);
+    inAnotherProcess(file, 'UPDATE organizations SET plan = NULL WHERE id = ?', team.id);
+    assert.equal((await me()).status, 402, 'the plan lost elsewhere');
+    inAnotherProcess(file, "UPDATE organizations SET plan = 'team_yearly' WHERE id = ?", team.id);
+    assert.equal((await docs()).status, 200);
+    inAnotherProcess(file, 'UPDATE users SET plan = ? WHERE id = ?', 'pro_monthly', owner.id);
+    inAnotherProcess(file, 'DELETE FROM memberships WHERE org_id = ? AND user_id = ?', team.id, owner.id);
+    assert.equal((await docs()).status, 400, 'no longer a member');
+    assert.equal((await me()).status, 200);
+    inAnotherProcess(file, 'UPDATE api_keys SET revoked_at = ? WHERE id = ?', new Date().toISOString(), record.id);
+    assert.equal((await me()).status, 401, 'revoked elsewhere');
   });
 
   it('stores only a SHA-256 hash of the key, never the secret', async () => {

@@ -66,10 +66,7 @@ describe('rate limits', () => {
   });
 });
 
-/**
- * The limiter kept in memory answers at once; one shared by several
- * instances would answer later, with a promise, and the guard waits for it.
- */
+/** Any limiter (the one in memory, Redis's): its answer decides, with its figures in the headers. */
 describe('a limiter that answers later', () => {
   it('is waited for: its refusal is a 429 with its headers, its consent lets the request through', async () => {
     let allowed = true;

@@ -57,10 +57,9 @@ export function openDatabase(file: string): Db {
   db.pragma('foreign_keys = ON');
   db.pragma('cache_size = -32000');
   // Each write of a group commit runs in its own savepoint (group-commit.ts),
-  // whose undo journal SQLite spills to a temporary file past 64 KiB: at
-  // 100,000 documents that was about half of the writes' own time in a
-  // batch of edits (bench/README.md). In memory it is bounded by the pages one
-  // transaction changes.
+  // whose undo journal SQLite would spill to a temporary file past 64 KiB,
+  // a large share of a batch's time. In memory it is bounded by the pages
+  // one transaction changes.
   db.pragma('temp_store = MEMORY');
   return db;
 }

@@ -214,10 +214,10 @@ export const migrations: readonly string[] = [
   ${INDEX_EVERY_DOCUMENT}
   `,
   // A one-letter search term had no prefix index: FTS5 merged the document
-  // lists of every word starting with that letter, about 120 ms at 100,000
-  // documents, for any caller with a read key. One-character prefixes cost
-  // writes next to nothing (bench/README.md). FTS5 options cannot be
-  // altered, so the index is made anew and rebuilt from the documents.
+  // lists of every word starting with that letter, for any caller with a
+  // read key. One-character prefixes cost writes next to nothing. FTS5
+  // options cannot be altered, so the index is made anew and rebuilt from
+  // the documents.
   `
   DROP TABLE documents_fts;
   CREATE VIRTUAL TABLE documents_fts USING fts5 (
@@ -229,17 +229,14 @@ export const migrations: readonly string[] = [
   ${INDEX_EVERY_DOCUMENT}
   `,
   // Index pages of about one database page (4096 bytes) instead of FTS5's
-  // default 1000 bytes: fewer, fuller pages to write at each commit. Edits
-  // ran 6–25 % faster (bench/README.md), searches no slower. Existing pages
-  // keep their size until FTS5 merges them.
+  // default 1000 bytes: fewer, fuller pages to write at each commit.
+  // Existing pages keep their size until FTS5 merges them.
   `
   INSERT INTO documents_fts (documents_fts, rank) VALUES ('pgsz', 4050);
   `,
   // Column-level detail instead of word positions: searches match words and
   // word prefixes, never phrases (search.ts), so positions were written for
-  // nothing. The index is 2.5 times smaller; at 100,000 documents FTS5's
-  // share of an edit fell by about a fifth and of a creation by about a third,
-  // searches no slower (bench/README.md). Without positions FTS5 refuses a
+  // nothing, and the index is much smaller. Without positions FTS5 refuses a
   // quoted term the tokenizer splits in two (a phrase), so marks of every
   // kind now stay inside words, as the search's own word splitting
   // (src/domain/search.ts) keeps them: Devanagari vowel signs (Mc) split
@@ -257,10 +254,10 @@ export const migrations: readonly string[] = [
   ${INDEX_EVERY_DOCUMENT}
   `,
   // FTS5's own merging off: every transaction that changes the index merges
-  // a share of it proportional to its changes instead (documents.ts). FTS5
-  // merged in quanta of 64 pages per level of the index every 64 pages
-  // written, about one commit in six under load, which then took 20-70 ms
-  // instead of 4: the tail of every write's latency (bench/README.md).
+  // a share of it proportional to its changes instead (search-index.ts).
+  // FTS5 merged in large quanta every so many pages written, and the commit
+  // that did it took many times longer than the others: the tail of every
+  // write's latency.
   `
   INSERT INTO documents_fts (documents_fts, rank) VALUES ('automerge', 0);
   `,
@@ -295,12 +292,11 @@ export const migrations: readonly string[] = [
   CREATE INDEX documents_by_workspace ON documents (workspace_id, sort_at DESC, id DESC, project_id);
   CREATE INDEX documents_by_project ON documents (project_id, sort_at DESC, id DESC);
   `,
-  // The writes' merge steps (documents.ts) merge a level of the index once it
-  // holds eight segments instead of FTS5's four: each entry is then rewritten
-  // on fewer levels. Edits ran 6-15 % faster (bench/README.md), and searches
-  // no slower: up to seven segments a level are left while writes keep
-  // coming, and the background thread merges them once writes stop
-  // (index-tidying.ts).
+  // The writes' merge steps (search-index.ts) merge a level of the index
+  // once it holds eight segments instead of FTS5's four: each entry is then
+  // rewritten on fewer levels. Up to seven segments a level are left while
+  // writes keep coming, and the background thread merges them once writes
+  // stop (index-tidying.ts).
   `
   INSERT INTO documents_fts (documents_fts, rank) VALUES ('usermerge', 8);
   `,
@@ -351,8 +347,7 @@ export const migrations: readonly string[] = [
   // first in ascending rowid order. A search walks newest first, and FTS5
   // reads a term's entries lazily only in ascending order: in descending
   // order it first loads each segment's whole list of every term, the scope
-  // tokens' (thousands of documents) too. The benchmark's four callers'
-  // search statements took 20-28 % less so (bench/README.md). The index is
+  // tokens' (thousands of documents) too. The index is
   // rebuilt under the new rowids, each document's text as searchText makes
   // it, and merged into one segment.
   `
@@ -369,10 +364,7 @@ export const migrations: readonly string[] = [
   // documents hold a word, not in which of their columns. Searches never
   // asked for columns but to keep terms off the scope tokens, which now
   // begin with SCOPE_MARK instead (search.ts). The index is three times
-  // smaller (47 MB instead of 142 at the benchmark's 100,000 documents);
-  // against the code before, PATCH ran 9-26 % faster over three runs, POST
-  // 4-12 %, a search for a word in 1 % of the documents 8-14 %, and the rare
-  // word's 1 % slower (bench/README.md). FTS5 options cannot be altered:
+  // smaller, and writes and searches do less. FTS5 options cannot be altered:
   // the index is made anew, set up as migrations 4, 6 and 8 set it, and
   // rebuilt from the documents.
   documentLevelIndex('1 2 3'),
@@ -390,17 +382,9 @@ export const migrations: readonly string[] = [
   // No three-letter prefix index: an edit writes every word of its new
   // text under a new rowid and removes the old text's (migration 12), each
   // word with one entry per prefix length, and a document's three-letter
-  // prefixes were a third of its entries (136 of 413 at the median of the
-  // benchmark's data set). Without them, at 100,000 documents, PATCH ran at
-  // 2,449-2,649 req/s with p99 47-49 ms over 30 s of edits without a pause,
-  // against 2,114-2,302 and 52-55 ms the same hour, POST 17 % faster; a
-  // search for a one-, two- or four-letter term or a 1 % word no slower.
-  // A three-letter term is now read as longer prefixes are, by merging the
-  // lists of the words it begins (or as the word alone when none extends
-  // it: wholeWords, search.ts): over the 2,134 three-letter prefixes of
-  // the benchmark's indexed words and its four callers, p50 0.35 ms, p99
-  // 9.9 ms, at most 16 ms, against 0.15, 0.39 and 1.0 with the index
-  // (bench/prefix-searches.ts, bench/README.md). The
+  // prefixes were a third of its entries. A three-letter term is now read
+  // as longer prefixes are, by merging the lists of the words it begins (or
+  // as the word alone when none extends it: wholeWords, search.ts). The
   // index is made anew, set up as migration 14 set it but for the
   // prefixes, and rebuilt from the documents.
   documentLevelIndex('1 2'),
