@@ -235,7 +235,7 @@ export interface Store {
   listChats(viewer: Viewer, query: ListChatsQuery): Promise<ChatRow[]>;
 
   // --- Administration (the `folio` command line) ------------------------------
-  /** Throws UsageError when the e-mail is taken (compared without regard to case). */
+  /** Throws UsageError when the e-mail is taken (compared with the ASCII letters' case set aside, as SQLite's NOCASE does). */
   createUser(input: { email: string; name: string | null; plan: string | null; now: string }): Promise<UserRecord>;
   getUser(id: string): Promise<UserRecord | null>;
   findUserByEmail(email: string): Promise<UserRecord | null>;
