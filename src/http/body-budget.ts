@@ -96,8 +96,8 @@ const BODILESS = new Set(['GET', 'HEAD', 'TRACE']);
 /**
  * Bounds the memory that request bodies take at once. A body is held as
  * text, then as the parsed document, then written to the database and the
- * response; fifty bodies of 5 MiB sent at once took the server from 105 to
- * 519 MB, and to 172-190 MB with a budget of 8 MiB, in the same time.
+ * response, so that a few large bodies at once take several times their
+ * size.
  *
  * Bodies over SMALL_BODY_BYTES are read only while the large ones being
  * handled add up to at most `capacity` bytes (by their declared size; one

@@ -14,19 +14,22 @@ import { ftsMatch, outsideProjectsToken, projectToken, scopeTokens, wholeWords, 
 import { contentVisible, projectVisible, viewerParams as params } from './visibility.js';
 import type { StoreWrites } from './writes.js';
 
-/** A row of the walk: the summary, then its sort time and high-water time (see migrations.ts). */
-interface WalkedRow extends DocumentSummaryRow {
-  sortAt: string;
-  highWaterAt: string;
-}
+/**
+ * A row of the walk, as an array in the column order of its SELECT (better-sqlite3's
+ * raw mode, which makes no object of each row): the summary, then its sort
+ * time and high-water time (see migrations.ts).
+ */
+type WalkedRow = [id: string, title: string, createdAt: string, updatedAt: string | null, threadId: string | null, sortAt: string, highWaterAt: string];
+const SORT_AT = 5;
+const HIGH_WATER_AT = 6;
 
 const SUMMARY = 'd.id, d.title, d.created_at AS createdAt, d.updated_at AS updatedAt, d.thread_id AS threadId';
 
 /** DESIGN §3: coalesce(updatedAt, createdAt) newest first, ties by id (descending). */
 const newestFirst = (a: WalkedRow, b: WalkedRow) =>
-  a.sortAt !== b.sortAt ? (a.sortAt < b.sortAt ? 1 : -1) : a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
+  a[SORT_AT] !== b[SORT_AT] ? (a[SORT_AT] < b[SORT_AT] ? 1 : -1) : a[0] < b[0] ? 1 : a[0] > b[0] ? -1 : 0;
 
-const summary = ({ id, title, createdAt, updatedAt, threadId }: WalkedRow): DocumentSummaryRow => ({ id, title, createdAt, updatedAt, threadId });
+const summary = ([id, title, createdAt, updatedAt, threadId]: WalkedRow): DocumentSummaryRow => ({ id, title, createdAt, updatedAt, threadId });
 
 /** Documents: list and search, read, create, and atomic compare-and-replace. */
 export function documentQueries(db: Db, writes: StoreWrites) {
@@ -42,11 +45,11 @@ export function documentQueries(db: Db, writes: StoreWrites) {
    */
   const walkStatement = (project: boolean) =>
     db.prepare(
-      `SELECT ${SUMMARY}, d.sort_at AS sortAt, d.high_water_at AS highWaterAt
+      `SELECT ${SUMMARY}, d.sort_at, d.high_water_at
        FROM documents_fts f JOIN documents d ON d.seq = -f.rowid
        WHERE f.documents_fts MATCH @match AND ${contentVisible('d')}${project ? ' AND d.project_id = @pid' : ''}
        ORDER BY f.rowid`,
-    );
+    ).raw();
   const walk = { all: walkStatement(false), project: walkStatement(true) };
   // The projects the viewer sees beyond the personal workspace's own (which its workspace token covers).
   const visibleProjects = db.prepare(`SELECT vp.id FROM projects vp WHERE ${projectVisible('vp')} AND vp.workspace_id <> @uid`).pluck();
@@ -111,13 +114,14 @@ export function documentQueries(db: Db, writes: StoreWrites) {
     const limit = query.limit;
     for (const r of statement.iterate(params(viewer, { match, pid: query.projectId ?? null })) as Iterable<WalkedRow>) {
       rows.push(r);
-      if (newest.length < limit || r.sortAt > newest[limit - 1]!) {
+      const sortAt = r[SORT_AT];
+      if (newest.length < limit || sortAt > newest[limit - 1]!) {
         let i = Math.min(newest.length, limit - 1);
-        while (i > 0 && newest[i - 1]! < r.sortAt) i--;
-        newest.splice(i, 0, r.sortAt);
+        while (i > 0 && newest[i - 1]! < sortAt) i--;
+        newest.splice(i, 0, sortAt);
         if (newest.length > limit) newest.pop();
       }
-      if (newest.length === limit && r.highWaterAt < newest[limit - 1]!) break;
+      if (newest.length === limit && r[HIGH_WATER_AT] < newest[limit - 1]!) break;
     }
     return rows.sort(newestFirst).slice(0, limit).map(summary);
   });
