@@ -9,10 +9,9 @@ import { loadConfig, type Config } from '../src/config.js';
 import { generateKey, hashKey, lastFour } from '../src/domain/keys.js';
 import { SCOPE_MARK } from '../src/domain/search.js';
 import Database from 'better-sqlite3';
-import { openDatabase } from '../src/store/sqlite/database.js';
 import { openSqliteStore } from '../src/store/sqlite/store.js';
 import { assertContract } from './contract.js';
-import type { Store, Viewer } from '../src/store/store.js';
+import type { Store } from '../src/store/store.js';
 
 /** Runs `sql` against `file` from a separate Node.js process, as `folio` on the command line does. */
 export function inAnotherProcess(file: string, sql: string, ...params: unknown[]): void {
@@ -193,10 +192,6 @@ export async function call(
   return { status: res.statusCode, headers: res.headers, body: json, raw: res.body };
 }
 
-/** A document as `viewer` reads it from the store, or null. */
-export function readDocument(store: Store, viewer: Viewer, id: string) {
-  return store.getDocument(viewer, id);
-}
 
 /** The words of titles and content in the search index of `file`, in order, each once for each document that has it. */
 export function indexedWords(file: string): string {

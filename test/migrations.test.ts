@@ -10,7 +10,7 @@ import { scopeTokens } from '../src/store/sqlite/search.js';
 import { openSqliteStore } from '../src/store/sqlite/store.js';
 import type { Store } from '../src/store/store.js';
 import { FOLDED_BY_FOLIO, foldTitle, SCOPE_MARK, searchTerms, searchText } from '../src/domain/search.js';
-import { indexedWords, readDocument } from './helpers.js';
+import { indexedWords } from './helpers.js';
 
 /**
  * A database written by the first schema, where seq counted down with every
@@ -77,7 +77,7 @@ describe('migrations from the first schema: seq counting up, one-letter prefixes
     assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 20, terms: ['budget'] })), [written[3]!.id, written[1]!.id, written[0]!.id]);
     assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 2, terms: ['budg'] })), [written[3]!.id, written[1]!.id]);
     assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 20, terms: ['budget'], projectId: project })), [written[3]!.id, written[1]!.id]);
-    assert.equal((await readDocument(store, viewer, written[2]!.id))?.contentMarkdown, 'unrelated text');
+    assert.equal((await store.getDocument(viewer, written[2]!.id))?.contentMarkdown, 'unrelated text');
     assert.deepEqual((await store.listChats(viewer, { limit: 20 })).map((c) => [c.id, c.project?.name]), [['chat-1', 'Plans'], ['chat-2', undefined]]);
   });
 

@@ -7,7 +7,7 @@ import Database from 'better-sqlite3';
 import { UsageError } from '../src/errors.js';
 import { openSqliteStore } from '../src/store/sqlite/store.js';
 import type { Store } from '../src/store/store.js';
-import { factories, indexedWords, readDocument, testClock } from './helpers.js';
+import { factories, indexedWords, testClock } from './helpers.js';
 
 describe('SQLite store', () => {
   let dir: string;
@@ -125,7 +125,7 @@ describe('SQLite store', () => {
     assert.deepEqual(await search('thirdversionword'), [doc.id]);
     assert.deepEqual(await search('final'), [doc.id]);
     assert.deepEqual(await search('othernoteword'), [(outcomes[3] as { id: string }).id]);
-    assert.equal((await readDocument(store, viewer, doc.id))?.contentMarkdown, 'thirdversionword');
+    assert.equal((await store.getDocument(viewer, doc.id))?.contentMarkdown, 'thirdversionword');
     // The index and the documents agree row for row.
     const next = await store.updateDocument(viewer, doc.id, { contentMarkdown: 'fourthversionword', expectedUpdatedAt: '2026-03-03T00:00:00.000Z' }, () => '2026-03-05T00:00:00.000Z');
     assert.equal(next.status, 'updated');

@@ -11,7 +11,7 @@ import type {
 } from '../store.js';
 import type { Db } from './database.js';
 import { ftsMatch, outsideProjectsToken, projectToken, scopeTokens, wholeWords, withinScope, workspaceToken } from './search.js';
-import { contentVisible, projectVisible, viewerParams as params } from './visibility.js';
+import { contentVisible, NEW_CONTENT_WORKSPACE, VISIBLE_PROJECT_IDS, viewerParams as params } from './visibility.js';
 import type { StoreWrites } from './writes.js';
 
 /**
@@ -52,7 +52,7 @@ export function documentQueries(db: Db, writes: StoreWrites) {
     ).raw();
   const walk = { all: walkStatement(false), project: walkStatement(true) };
   // The projects the viewer sees beyond the personal workspace's own (which its workspace token covers).
-  const visibleProjects = db.prepare(`SELECT vp.id FROM projects vp WHERE ${projectVisible('vp')} AND vp.workspace_id <> @uid`).pluck();
+  const visibleProjects = db.prepare(`${VISIBLE_PROJECT_IDS} AND vp.workspace_id <> @uid`).pluck();
   const getStmt = db.prepare(
     `SELECT ${SUMMARY}, c.content AS contentMarkdown, d.project_id AS projectId, p.name AS projectName
      FROM documents d JOIN document_contents c ON c.seq = d.seq LEFT JOIN projects p ON p.id = d.project_id
@@ -62,8 +62,7 @@ export function documentQueries(db: Db, writes: StoreWrites) {
     `SELECT d.seq, d.updated_at, d.title, d.workspace_id, d.project_id FROM documents d
      WHERE d.id = @id AND ${contentVisible('d')}`,
   );
-  const projectWorkspace = db.prepare(`SELECT p.workspace_id FROM projects p WHERE p.id = @pid AND ${projectVisible('p')}`).pluck();
-  const memberStmt = db.prepare('SELECT 1 FROM memberships WHERE org_id = @oid AND user_id = @uid');
+  const newContentWorkspace = db.prepare(NEW_CONTENT_WORKSPACE).pluck();
   const lastWritten = db.prepare('SELECT seq, high_water_at FROM documents ORDER BY seq DESC LIMIT 1');
   const insertStmt = db.prepare(
     `INSERT INTO documents (seq, id, workspace_id, creator_id, project_id, thread_id, title, created_at, sort_at, high_water_at)
@@ -127,17 +126,8 @@ export function documentQueries(db: Db, writes: StoreWrites) {
   });
 
   const create = (viewer: Viewer, doc: NewDocument, now: string): DocumentMutationRow | null => {
-    let workspace: string;
-    if (doc.projectId !== null) {
-      const found = projectWorkspace.get(params(viewer, { pid: doc.projectId })) as string | undefined;
-      if (found === undefined) return null;
-      workspace = found;
-    } else if (viewer.orgId !== null) {
-      if (!memberStmt.get(params(viewer, {}))) return null;
-      workspace = viewer.orgId;
-    } else {
-      workspace = viewer.userId;
-    }
+    const workspace = newContentWorkspace.get(params(viewer, { pid: doc.projectId })) as string | null;
+    if (workspace === null) return null;
     const id = newUuid();
     const { seq, highWater } = nextPlace(now);
     insertStmt.run({ seq, highWater, id, workspace, uid: viewer.userId, pid: doc.projectId, thread: doc.threadId, title: doc.title, now });

@@ -77,5 +77,3 @@ export function searchIndexWriter(db: Db) {
     },
   };
 }
-
-export type SearchIndexWriter = ReturnType<typeof searchIndexWriter>;

@@ -32,6 +32,15 @@ export const VISIBLE_PROJECT_IDS = `SELECT vp.id FROM projects vp WHERE ${projec
 export const contentVisible = (t: string) => `((${t}.project_id IS NULL AND ${t}.workspace_id = coalesce(@oid, @uid) AND ${SCOPE_OPEN})
   OR ${t}.project_id IN (${VISIBLE_PROJECT_IDS}))`;
 
+/**
+ * workspaceForNewContent: the workspace a document created in the scope
+ * goes to (in project @pid if not null), or NULL when it cannot be created
+ * there.
+ */
+export const NEW_CONTENT_WORKSPACE = `SELECT CASE WHEN @pid IS NULL
+    THEN (SELECT coalesce(@oid, @uid) WHERE ${SCOPE_OPEN})
+    ELSE (SELECT p.workspace_id FROM projects p WHERE p.id = @pid AND ${projectVisible('p')}) END`;
+
 /** canSeeTemplate, of the templates row `t`; @sys is 1 to include system templates. */
 export const templateVisible = (t: string) => `((${t}.workspace_id IS NULL AND @sys = 1)
   OR (${t}.workspace_id = coalesce(@oid, @uid) AND ${SCOPE_OPEN}))`;
