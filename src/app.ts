@@ -2,17 +2,15 @@ import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Ajv, type ValidateFunction } from 'ajv';
-import addFormatsModule from 'ajv-formats';
 import type { Config } from './config.js';
 import { InvalidRequest } from './errors.js';
 import { systemClock, type Clock } from './domain/time.js';
-import { apiGuard } from './http/auth.js';
+import { keyChecks } from './http/auth.js';
 import { limitBodiesInFlight, type ByteBudget } from './http/body-budget.js';
 import { answerBeforeFastify, answerClientError, answerFrameworkError, installErrorHandling, routeGuards } from './http/errors.js';
 import { registerOpenApi } from './http/openapi.js';
 import { hookList } from './http/route-hooks.js';
-import { illFormedText, type FieldSchema } from './http/well-formed-text.js';
+import { validatorCompiler } from './http/validation.js';
 import { loggerOptions, RequestLog } from './logging/request-log.js';
 import type { DestinationStream } from 'pino';
 import { memoryLimiter, type Limiter } from './rate-limit/limiter.js';
@@ -24,8 +22,9 @@ import { projectRoutes } from './api/projects/routes.js';
 import { templateRoutes } from './api/templates/routes.js';
 import { organizationRoutes } from './api/organizations/routes.js';
 import { chatRoutes } from './api/chats/routes.js';
-
-const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
+import { mcpEndpoint } from './mcp/endpoint.js';
+import { mcpServers } from './mcp/server.js';
+import { FOLIO_VERSION } from './version.js';
 
 export interface AppDeps {
   config: Config;
@@ -51,70 +50,6 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  * Fastify's options and by the JSON parser that checks bodies are UTF-8.
  */
 const POISONED_KEYS = 'remove';
-
-/**
- * A UUID is its 36 characters, in either case (RFC 4122 reads them without
- * regard to case); ajv-formats would also take a `urn:uuid:` prefix.
- */
-function withUuids(ajv: Ajv): Ajv {
-  return ajv.addFormat('uuid', /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i);
-}
-
-/**
- * Input validation: query strings and paths are text, so their values are
- * coerced to the schema's types; JSON bodies are not, so `"title": 5` is
- * refused rather than turned into "5". A body that passes its schema must
- * also be Unicode text (src/http/well-formed-text.ts).
- */
-function validatorCompiler() {
-  const options = { useDefaults: true, strict: false, allErrors: false } as const;
-  const bodyAjv = withUuids(addFormats(new Ajv({ ...options, coerceTypes: false })));
-  const textAjv = withUuids(addFormats(new Ajv({ ...options, coerceTypes: true })));
-  return ({ schema, httpPart }: { schema: object; httpPart?: string }) => {
-    if (httpPart !== 'body') return decimalIntegers(textAjv.compile(schema), schema);
-    const valid = bodyAjv.compile(schema);
-    // Fastify reads the failures from the function's `errors`, as Ajv leaves them.
-    const validate = (body: unknown): boolean => {
-      const pointer = valid(body) ? illFormedText(body, schema as FieldSchema) : null;
-      validate.errors =
-        pointer === null
-          ? valid.errors
-          : [{ instancePath: pointer, schemaPath: '', keyword: 'wellFormed', params: {}, message: 'must be Unicode text; it holds a lone surrogate' }];
-      return !validate.errors;
-    };
-    validate.errors = null as typeof valid.errors;
-    return validate;
-  };
-}
-
-/** An integer as a query or path parameter is written in decimal digits, as the API's examples write it. */
-const DECIMAL_INTEGER = /^-?[0-9]+$/;
-
-/**
- * Ajv's coercion reads a parameter as JavaScript's `Number` does, so that
- * `limit=0x10`, `1e1`, `2.0` or ` 4 ` would pass as integers. The schema's
- * integer parameters must be decimal digits (with a sign, so that `-1` is
- * refused as out of range, saying so) before Ajv coerces them.
- */
-function decimalIntegers(valid: ValidateFunction, schema: object): ValidateFunction {
-  const properties = (schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {};
-  const integers = Object.keys(properties).filter((name) => properties[name]!.type === 'integer');
-  if (integers.length === 0) return valid;
-  const validate = ((data: Record<string, unknown>) => {
-    const bad = integers.find((name) => typeof data[name] === 'string' && !DECIMAL_INTEGER.test(data[name]));
-    if (bad === undefined) {
-      const ok = valid(data);
-      validate.errors = valid.errors;
-      return ok;
-    }
-    validate.errors = [
-      { instancePath: `/${bad}`, schemaPath: `#/properties/${bad}/type`, keyword: 'type', params: { type: 'integer' }, message: 'must be integer' },
-    ];
-    return false;
-  }) as ValidateFunction;
-  validate.errors = null;
-  return validate;
-}
 
 /** Builds the Folio HTTP application. It never listens: main.ts does, tests inject. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
@@ -184,10 +119,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await registerOpenApi(app, { reads: config.readLimitPerMin, writes: config.writeLimitPerMin });
 
   const services = makeServices({ config, store, clock });
+  const checks = keyChecks({ config, store, clock, limiter });
+  await app.register(mcpEndpoint, { servers: mcpServers(services, FOLIO_VERSION), checks });
   await app.register(
     async (v1) => {
       // Each route with a scope gets the guard as its first onRequest hook.
-      const guard = apiGuard({ config, store, clock, limiter });
+      const { guard } = checks;
       v1.addHook('onRoute', (route) => {
         const scope = route.config?.scope;
         if (scope === undefined) return;

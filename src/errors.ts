@@ -38,8 +38,8 @@ export class ApiError extends Error {
 }
 
 export class Unauthorized extends ApiError {
-  constructor(message = 'The API key is missing, malformed, revoked or unknown.') {
-    super(401, 'unauthorized', message);
+  constructor(message = 'The API key is missing, malformed, revoked or unknown.', headers: Record<string, string> = {}) {
+    super(401, 'unauthorized', message, headers);
   }
 }
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifySchemaValidationError } from 'fastify';
 import { ApiError, InternalError, InvalidRequest, NotFound } from '../errors.js';
 import type { RouteGuard } from './auth.js';
 
@@ -48,19 +48,29 @@ function toApiError(err: FastifyError, maxBodyBytes: number, query: unknown): Ap
 }
 
 /** Plainer words for the pattern rules of a few fields. */
-const PATTERN_HINTS: Record<string, string> = {
+const PATTERN_HINTS: Record<string, string | undefined> = {
   contentMarkdown: 'must contain at least one non-whitespace character',
   organizationId: 'must be an organization id starting with "org_"',
 };
 
 /** "query parameter limit: must be <= 100.", naming the parameter as the caller sent it. */
 function validationMessage(err: FastifyError, query: unknown): string {
-  const first = err.validation?.[0];
+  return describeInvalid(err.validation ?? [], err.validationContext ?? 'body', query);
+}
+
+/** Where a value that failed its schema came from: a part of an HTTP request, or an MCP tool's arguments. */
+export type InputPart = string;
+
+const PART_NAMES: Record<string, string | undefined> = { querystring: 'query parameter', params: 'path parameter', arguments: 'argument' };
+
+/** The message of a schema failure (Ajv's errors, first one first) of the input `part`. */
+export function describeInvalid(errors: readonly FastifySchemaValidationError[], context: InputPart, query?: unknown): string {
+  const first = errors[0];
   if (!first) return 'The request is not valid.';
-  const part = err.validationContext === 'querystring' ? 'query parameter' : err.validationContext === 'params' ? 'path parameter' : 'body field';
+  const part = PART_NAMES[context] ?? 'body field';
   const path = first.instancePath.replace(/^\//, '').replaceAll('/', '.');
   // A parameter sent more than once reaches the schema as a list of its values.
-  if (err.validationContext === 'querystring' && Array.isArray((query as Record<string, unknown> | undefined)?.[path])) {
+  if (context === 'querystring' && Array.isArray((query as Record<string, unknown> | undefined)?.[path])) {
     return `${part} ${path}: must be given once.`;
   }
   const missing = (first.params as { missingProperty?: string }).missingProperty;
@@ -69,14 +79,15 @@ function validationMessage(err: FastifyError, query: unknown): string {
     return `${part} ${where}${missing}: is required.`;
   }
   if (path === '') {
-    return err.validationContext === 'body' ? `The request body ${first.message ?? 'is not valid'}.` : `The request ${first.message ?? 'is not valid'}.`;
+    if (context === 'arguments') return `The arguments ${first.message ?? 'are not valid'}.`;
+    return context === 'body' ? `The request body ${first.message ?? 'is not valid'}.` : `The request ${first.message ?? 'is not valid'}.`;
   }
   if (first.keyword === 'const') {
     // One of a few values (`includeSystem`): Ajv reports each one it was not, as "must be equal to constant".
-    const allowed = err.validation!.filter((e) => e.keyword === 'const' && e.instancePath === first.instancePath).map((e) => String(e.params.allowedValue));
+    const allowed = errors.filter((e) => e.keyword === 'const' && e.instancePath === first.instancePath).map((e) => String(e.params.allowedValue));
     return `${part} ${path}: must be ${allowed.join(' or ')}.`;
   }
-  const hint = first.keyword === 'pattern' ? PATTERN_HINTS[path] : undefined;
+  const hint = first.keyword === 'pattern' ? PATTERN_HINTS[path.split('.').pop()!] : undefined;
   return `${part} ${path}: ${hint ?? first.message ?? 'is not valid'}.`;
 }
 

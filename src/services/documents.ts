@@ -1,4 +1,6 @@
-import { Conflict, NotFound } from '../errors.js';
+import { Conflict, InvalidRequest, NotFound } from '../errors.js';
+import { hasNonWhitespace } from '../domain/content.js';
+import { applyEdits, type TextEdit } from '../domain/markdown.js';
 import { searchTerms } from '../domain/search.js';
 import { canonicalInstant, nextUpdatedAt, toIso } from '../domain/time.js';
 import type { DocumentMutationRow, DocumentSummaryRow } from '../store/store.js';
@@ -7,13 +9,24 @@ import { documentUrl, requireVisibleProject, resolveViewer, type Caller, type Se
 /** An `expectedUpdatedAt` finer than a millisecond names no stored instant and matches nothing. */
 const NEVER_STORED = 'unmatchable';
 
+/**
+ * How many times an edit is read, applied and written before a document
+ * that keeps changing under it is reported as a conflict (DESIGN §6).
+ */
+export const EDIT_ATTEMPTS = 5;
+
 /** Document ids are stored as randomUUID writes them, in lower case; a client may send one in either. */
 const storedId = (id: string) => id.toLowerCase();
 
 export function documentService(deps: ServiceDeps) {
   const { config, store, clock } = deps;
   const withUrl = <T extends { id: string }>(d: T) => ({ ...d, url: documentUrl(config, d.id) });
-  const mutationResult = ({ id, title, threadId }: DocumentMutationRow) => withUrl({ id, title, threadId });
+  // `updatedAt` is for MCP's results (DESIGN §6); the REST response schemas leave it out.
+  const mutationResult = ({ id, title, threadId, updatedAt }: DocumentMutationRow) => withUrl({ id, title, threadId, updatedAt });
+  const conflict = (currentUpdatedAt: string | null) =>
+    new Conflict(
+      `The document changed after it was read (its updatedAt is now ${currentUpdatedAt ?? 'null'}). Read it again, reapply the edit and retry.`,
+    );
 
   return {
     /** The newest documents, or those matching `q`. */
@@ -56,12 +69,49 @@ export function documentService(deps: ServiceDeps) {
         (previous) => nextUpdatedAt(clock(), previous),
       );
       if (outcome.status === 'not_found') throw new NotFound('Document not found.');
-      if (outcome.status === 'conflict') {
-        throw new Conflict(
-          `The document changed after it was read (its updatedAt is now ${outcome.currentUpdatedAt ?? 'null'}). Read it again, reapply the edit and retry.`,
-        );
-      }
+      if (outcome.status === 'conflict') throw conflict(outcome.currentUpdatedAt);
       return mutationResult(outcome.document);
+    },
+
+    /**
+     * Changes parts of a document: `edits` applied in order to its current
+     * Markdown, then written with the optimistic check against the read
+     * they were applied to. When another write lands in between, the
+     * document is read again and the edits re-applied, up to EDIT_ATTEMPTS
+     * times; with `expectedUpdatedAt` a changed document is a conflict at
+     * once. Either way no write is ever lost.
+     */
+    async edit(
+      caller: Caller,
+      id: string,
+      body: { edits: TextEdit[]; title?: string; expectedUpdatedAt?: string | null; organizationId?: string },
+    ) {
+      const viewer = resolveViewer(caller, body.organizationId, 'not_found');
+      const pinned = body.expectedUpdatedAt === undefined ? undefined : body.expectedUpdatedAt === null ? null : (canonicalInstant(body.expectedUpdatedAt) ?? NEVER_STORED);
+      for (let attempt = 1; ; attempt++) {
+        const current = await store.getDocument(viewer, storedId(id));
+        if (!current) throw new NotFound('Document not found.');
+        if (pinned !== undefined && pinned !== current.updatedAt) throw conflict(current.updatedAt);
+        const edited = applyEdits(current.contentMarkdown, body.edits);
+        if (!edited.ok) {
+          const where = `edits[${edited.edit}].oldText`;
+          throw new InvalidRequest(
+            edited.occurrences === 0
+              ? `${where}: does not occur in the document; read it again and copy the text exactly.`
+              : `${where}: occurs ${edited.occurrences} times in the document; it must occur exactly once, so include more of the surrounding text.`,
+          );
+        }
+        if (!hasNonWhitespace(edited.markdown)) throw new InvalidRequest('edits: they would leave the document without any non-whitespace character.');
+        const outcome = await store.updateDocument(
+          viewer,
+          storedId(id),
+          { title: body.title, contentMarkdown: edited.markdown, expectedUpdatedAt: current.updatedAt },
+          (previous) => nextUpdatedAt(clock(), previous),
+        );
+        if (outcome.status === 'updated') return mutationResult(outcome.document);
+        if (outcome.status === 'not_found') throw new NotFound('Document not found.');
+        if (pinned !== undefined || attempt >= EDIT_ATTEMPTS) throw conflict(outcome.currentUpdatedAt);
+      }
     },
   };
 }

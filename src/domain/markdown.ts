@@ -1,0 +1,100 @@
+/**
+ * A document's Markdown read by its lines, so that an agent can find its
+ * sections and read or change a part of it (DESIGN §6).
+ *
+ * Lines are separated by `\n` (a `\r` before it stays part of its line); a
+ * newline at the very end closes the last line rather than opening an
+ * empty one, so `"# A\n\ntext\n"` has three lines.
+ */
+
+export interface Heading {
+  /** 1-based line number. */
+  line: number;
+  /** 1 for `#`, up to 6. */
+  level: number;
+  text: string;
+}
+
+export function splitLines(markdown: string): string[] {
+  const lines = markdown.split('\n');
+  if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
+  return lines;
+}
+
+/** An ATX heading (CommonMark §4.2): up to three spaces, 1–6 `#`, then a space or the end; a closing run of `#` is not text. */
+const ATX_HEADING = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*\r?$/;
+/** The opening or closing line of a fenced code block (CommonMark §4.5), inside which `#` starts no heading. */
+const FENCE = /^ {0,3}(`{3,}|~{3,})/;
+
+/** The ATX headings of a document, outside fenced code blocks, in order. */
+export function headings(lines: readonly string[]): Heading[] {
+  const found: Heading[] = [];
+  let fence: string | null = null;
+  lines.forEach((line, index) => {
+    const marker = FENCE.exec(line)?.[1];
+    if (marker !== undefined) {
+      if (fence === null) fence = marker;
+      // A fence closes with a run of the same character, at least as long.
+      else if (marker[0] === fence[0] && marker.length >= fence.length && line.trim() === marker) fence = null;
+      return;
+    }
+    if (fence !== null) return;
+    const m = ATX_HEADING.exec(line);
+    if (m) found.push({ line: index + 1, level: m[1]!.length, text: (m[2] ?? '').trim() });
+  });
+  return found;
+}
+
+/**
+ * The outline of a document and, when a range is asked for, its lines from
+ * `startLine` to `endLine` (1-based, inclusive; an end past the last line
+ * reads to the last line). A range that starts past the last line, or ends
+ * before it starts, is refused with a message for the caller.
+ */
+export function readLines(
+  markdown: string,
+  range: { startLine?: number; endLine?: number },
+): { ok: true; text: string; lineCount: number; headings: Heading[]; startLine: number; endLine: number } | { ok: false; message: string } {
+  const lines = splitLines(markdown);
+  const lineCount = lines.length;
+  const whole = range.startLine === undefined && range.endLine === undefined;
+  const startLine = range.startLine ?? 1;
+  const endLine = Math.min(range.endLine ?? lineCount, lineCount);
+  if (startLine > lineCount) return { ok: false, message: `startLine: the document has ${lineCount} lines; startLine ${startLine} is past its end.` };
+  if (range.endLine !== undefined && range.endLine < startLine) return { ok: false, message: `endLine: must not be before startLine (${startLine}).` };
+  const text = whole ? markdown : lines.slice(startLine - 1, endLine).join('\n');
+  return { ok: true, text, lineCount, headings: headings(lines), startLine, endLine };
+}
+
+/** One change of `edit_document`: `oldText` (found exactly once) becomes `newText`. */
+export interface TextEdit {
+  oldText: string;
+  newText: string;
+}
+
+/** How many times `needle` occurs in `text`, overlapping occurrences counted (in `aaa`, `aa` occurs twice). */
+export function occurrences(text: string, needle: string): number {
+  let count = 0;
+  for (let at = text.indexOf(needle); at !== -1; at = text.indexOf(needle, at + 1)) count++;
+  return count;
+}
+
+/**
+ * Applies `edits` in order, each to the text the previous ones left. Each
+ * `oldText` must occur exactly once in that text, so that an edit never
+ * lands somewhere its author did not mean; otherwise nothing is applied and
+ * the answer names the first edit that failed and how often its text occurs.
+ */
+export function applyEdits(
+  markdown: string,
+  edits: readonly TextEdit[],
+): { ok: true; markdown: string } | { ok: false; edit: number; occurrences: number } {
+  let text = markdown;
+  for (const [index, { oldText, newText }] of edits.entries()) {
+    const count = occurrences(text, oldText);
+    if (count !== 1) return { ok: false, edit: index, occurrences: count };
+    const at = text.indexOf(oldText);
+    text = text.slice(0, at) + newText + text.slice(at + oldText.length);
+  }
+  return { ok: true, markdown: text };
+}

@@ -1,0 +1,133 @@
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import {
+  createMcpHandler,
+  isLegacyRequest,
+  WebStandardStreamableHTTPServerTransport,
+  type AuthInfo,
+} from '@modelcontextprotocol/server';
+import { InvalidRequest, PlanRequired, RateLimited, Unauthorized } from '../errors.js';
+import type { KeyHolder, keyChecks } from '../http/auth.js';
+import type { McpCall, McpServers } from './server.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The key holder of an MCP request, once its key is known. */
+    mcpHolder: KeyHolder;
+  }
+}
+
+/**
+ * `POST /mcp`: the Model Context Protocol as stateless Streamable HTTP
+ * (DESIGN §6), answering each request with JSON. Requests of the
+ * 2026-07-28 revision go to the SDK's per-request handler; those of the
+ * 2025 revisions (an `initialize`, then requests without a session) to a
+ * server and transport made for the request.
+ *
+ * The key is checked before the body is read (401 with
+ * `WWW-Authenticate: Bearer`). Every POST counts once against the key's
+ * REST rate limits: a call of a write tool as a write, anything else as a
+ * read. A refused tool call is a tool result (src/mcp/server.ts); a refused
+ * request of any other kind is the HTTP status, in the error envelope.
+ */
+export const mcpEndpoint: FastifyPluginAsync<{ servers: McpServers; checks: ReturnType<typeof keyChecks> }> = async (app, { servers, checks }) => {
+  const modern = createMcpHandler((context) => servers.build(callOf(context.authInfo)), {
+    legacy: 'reject',
+    // 'auto' answers with JSON unless a tool sends a message before its result, which Folio's never do.
+    onerror: (err) => app.log.debug({ err }, 'MCP request refused'),
+  });
+  app.addHook('onClose', () => modern.close());
+
+  app.post('/mcp', {
+    schema: { hide: true },
+    onRequest: async (request) => {
+      try {
+        request.mcpHolder = await checks.identify(request);
+      } catch (err) {
+        if (err instanceof Unauthorized) throw new Unauthorized(err.message, { 'www-authenticate': 'Bearer' });
+        throw err;
+      }
+    },
+    handler: async (request, reply) => {
+      const holder = request.mcpHolder;
+      const toolCall = toolCallIn(request.body);
+      let rate = null;
+      if (holder.plan === null) {
+        if (toolCall === undefined) throw new PlanRequired();
+      } else {
+        const counted = await checks.count(holder.keyId, servers.isWriteTool(toolCall) ? 'write' : 'read');
+        reply.headers(counted.headers);
+        if (!counted.decision.allowed && toolCall === undefined) throw new RateLimited(counted.decision.resetSeconds, counted.headers);
+        rate = counted.decision;
+      }
+      const call: McpCall = { holder, rate, log: request.log };
+      const webRequest = asWebRequest(request);
+      const authInfo = authInfoOf(call);
+      const response = (await isLegacyRequest(webRequest, request.body))
+        ? await servedAlone(servers, call, webRequest, request.body, authInfo)
+        : await modern.fetch(webRequest, { parsedBody: request.body, authInfo });
+      return sendResponse(reply, response);
+    },
+  });
+
+  app.route({
+    method: ['GET', 'DELETE'],
+    url: '/mcp',
+    schema: { hide: true },
+    handler: async (_request, reply) => {
+      const error = new InvalidRequest('The MCP endpoint is stateless: send each JSON-RPC message with POST; there is no stream to open or session to end.');
+      return reply.code(405).header('allow', 'POST').send(error.toBody());
+    },
+  });
+};
+
+/** The name of the tool a JSON-RPC body calls, if it is a `tools/call` (of a batch, its first). */
+function toolCallIn(body: unknown): string | undefined {
+  const messages = Array.isArray(body) ? body : [body];
+  for (const message of messages) {
+    if (typeof message !== 'object' || message === null) continue;
+    const { method, params } = message as { method?: unknown; params?: { name?: unknown } };
+    if (method === 'tools/call') return typeof params?.name === 'string' ? params.name : '';
+  }
+  return undefined;
+}
+
+/** The request as the SDK reads it: its method, URL and headers (its body goes separately, already parsed). */
+function asWebRequest(request: FastifyRequest): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value === undefined) continue;
+    for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one);
+  }
+  return new Request(new URL(request.url, 'http://folio.invalid'), { method: request.method, headers });
+}
+
+/** The caller travels to the per-request server factory in the SDK's AuthInfo; the key itself never does. */
+function authInfoOf(call: McpCall): AuthInfo {
+  return { token: '', clientId: call.holder.keyId, scopes: call.holder.scopes, extra: { call } };
+}
+
+function callOf(info: AuthInfo | undefined): McpCall {
+  const call = info?.extra?.call as McpCall | undefined;
+  if (call === undefined) throw new Error('An MCP request reached the server without its caller.');
+  return call;
+}
+
+/** A 2025-revision request, served by a server and transport of its own, answering with JSON. */
+async function servedAlone(servers: McpServers, call: McpCall, request: Request, parsedBody: unknown, authInfo: AuthInfo): Promise<Response> {
+  const server = servers.build(call);
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  await server.connect(transport);
+  try {
+    return await transport.handleRequest(request, { parsedBody, authInfo });
+  } finally {
+    await server.close();
+  }
+}
+
+async function sendResponse(reply: FastifyReply, response: Response): Promise<FastifyReply> {
+  reply.code(response.status);
+  response.headers.forEach((value, name) => {
+    if (name !== 'content-length') reply.header(name, value);
+  });
+  return reply.send(await response.text());
+}
