@@ -1,3 +1,4 @@
+import { Writable } from 'node:stream';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -214,4 +215,16 @@ export function segments(file: string): number {
   } finally {
     db.close();
   }
+}
+
+/** A log stream for `setup({ deps: { logStream } })`, and the lines written to it so far. */
+export function logCollector() {
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk, _enc, done) {
+      lines.push(chunk.toString());
+      done();
+    },
+  });
+  return { stream, text: () => lines.join('') };
 }

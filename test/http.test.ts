@@ -1,20 +1,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
-import { Writable } from 'node:stream';
-import { call, setup, type TestContext } from './helpers.js';
+import { call, logCollector, setup, type TestContext } from './helpers.js';
 import type { Store } from '../src/store/store.js';
-
-function logCollector() {
-  const lines: string[] = [];
-  const stream = new Writable({
-    write(chunk, _enc, done) {
-      lines.push(chunk.toString());
-      done();
-    },
-  });
-  return { stream, text: () => lines.join('') };
-}
 
 describe('HTTP basics', () => {
   let t: TestContext;

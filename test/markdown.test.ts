@@ -1,0 +1,98 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { applyEdits, headings, occurrences, readLines, splitLines } from '../src/domain/markdown.js';
+
+describe('Markdown by lines (get_document)', () => {
+  it('counts lines, a final newline closing the last one', () => {
+    assert.deepEqual(splitLines('a\nb\n'), ['a', 'b']);
+    assert.deepEqual(splitLines('a\nb'), ['a', 'b']);
+    assert.deepEqual(splitLines('a\n\n'), ['a', '']);
+    assert.deepEqual(splitLines('x'), ['x']);
+    assert.deepEqual(splitLines('a\r\nb\r\n'), ['a\r', 'b\r']);
+  });
+
+  it('finds ATX headings outside fenced code, without their closing hashes', () => {
+    const doc = [
+      '# Title',
+      'text # not a heading',
+      '##No space is not a heading',
+      '   ### Indented three ###',
+      '    # four spaces is code',
+      '```md',
+      '# in a fence',
+      '~~~',
+      '# still in it',
+      '```',
+      '####### seven is text',
+      '## Closing #s stay if glued#',
+      '#',
+      '~~~~',
+      '# tilde fence',
+      '~~~~',
+      '###### Six\r',
+    ];
+    assert.deepEqual(headings(doc), [
+      { line: 1, level: 1, text: 'Title' },
+      { line: 4, level: 3, text: 'Indented three' },
+      { line: 12, level: 2, text: 'Closing #s stay if glued#' },
+      { line: 13, level: 1, text: '' },
+      { line: 17, level: 6, text: 'Six' },
+    ]);
+  });
+
+  it('reads a range of lines, an end past the last line reading to it', () => {
+    const md = 'one\ntwo\nthree\n';
+    assert.deepEqual(readLines(md, {}), { ok: true, text: md, lineCount: 3, headings: [], startLine: 1, endLine: 3 });
+    assert.equal((readLines(md, { startLine: 2 }) as { text: string }).text, 'two\nthree');
+    assert.equal((readLines(md, { endLine: 1 }) as { text: string }).text, 'one');
+    assert.equal((readLines(md, { startLine: 3, endLine: 99 }) as { text: string }).text, 'three');
+    assert.equal(readLines(md, { startLine: 4 }).ok, false);
+    assert.equal(readLines(md, { startLine: 3, endLine: 2 }).ok, false);
+  });
+
+  it('reads any document back whole from its ranges', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: fc.constantFrom('a', '#', ' ', '\n', '`', '\r') }), fc.nat(), (md, cut) => {
+        const all = readLines(md, {});
+        if (!all.ok) return false;
+        const split = 1 + (cut % all.lineCount);
+        const head = readLines(md, { endLine: split });
+        const tail = split < all.lineCount ? readLines(md, { startLine: split + 1 }) : null;
+        const joined = [head.ok ? head.text : '', ...(tail?.ok ? [tail.text] : [])].join('\n');
+        return joined === splitLines(md).join('\n');
+      }),
+    );
+  });
+});
+
+describe('edits (edit_document)', () => {
+  it('counts overlapping occurrences', () => {
+    assert.equal(occurrences('aaa', 'aa'), 2);
+    assert.equal(occurrences('abcabc', 'abc'), 2);
+    assert.equal(occurrences('abc', 'd'), 0);
+  });
+
+  it('applies edits in order, each to what the previous left, with `$` as plain text', () => {
+    assert.deepEqual(applyEdits('one two three', [
+      { oldText: 'two', newText: '2' },
+      { oldText: 'one 2', newText: '$& $1 $$' },
+    ]), { ok: true, markdown: '$& $1 $$ three' });
+  });
+
+  it('refuses at the first edit whose text is missing or ambiguous, applying none', () => {
+    assert.deepEqual(applyEdits('a b a', [{ oldText: 'b', newText: 'a' }, { oldText: 'a', newText: 'c' }]), { ok: false, edit: 1, occurrences: 3 });
+    assert.deepEqual(applyEdits('a b', [{ oldText: 'z', newText: 'y' }]), { ok: false, edit: 0, occurrences: 0 });
+  });
+
+  it('changes exactly the one place it names', () => {
+    fc.assert(
+      fc.property(fc.string(), fc.string({ minLength: 1 }), fc.string(), fc.string(), (before, old, after, replacement) => {
+        const text = before + old + after;
+        const result = applyEdits(text, [{ oldText: old, newText: replacement }]);
+        if (occurrences(text, old) !== 1) return result.ok === false;
+        return result.ok && result.markdown === before + replacement + after;
+      }),
+    );
+  });
+});

@@ -1,0 +1,651 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { AppDeps } from '../src/app.js';
+import { EDIT_ATTEMPTS } from '../src/services/documents.js';
+import { call, logCollector, setup, type TestContext } from './helpers.js';
+
+/**
+ * The MCP endpoint (DESIGN §6), driven over real HTTP by the SDK's own
+ * client, in both protocol eras it serves: the 2025 revisions (the client's
+ * default) and 2026-07-28.
+ */
+
+const ERAS = ['2025', '2026-07-28'] as const;
+type Era = (typeof ERAS)[number];
+
+const READ_TOOLS = ['get_me', 'search_documents', 'get_document', 'list_projects', 'list_templates', 'list_organizations', 'list_chats'];
+const WRITE_TOOLS = ['create_document', 'update_document', 'edit_document'];
+
+interface Served extends TestContext {
+  base: string;
+  logs: ReturnType<typeof logCollector>;
+}
+
+async function serve(env: Record<string, string> = {}, deps: Partial<AppDeps> = {}): Promise<Served> {
+  const logs = logCollector();
+  const t = await setup({ env: { LOG_LEVEL: 'info', ...env }, deps: { logStream: logs.stream, ...deps } });
+  const base = await t.app.listen({ port: 0, host: '127.0.0.1' });
+  return Object.assign(t, { base, logs });
+}
+
+async function connect(base: string, key: string, era: Era = '2025'): Promise<Client> {
+  const client = new Client(
+    { name: 'folio-test', version: '1.0.0' },
+    era === '2025' ? {} : { versionNegotiation: { mode: { pin: era } } },
+  );
+  const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
+    requestInit: { headers: { authorization: `Bearer ${key}` } },
+  });
+  await client.connect(transport);
+  return client;
+}
+
+type ToolResult = Awaited<ReturnType<Client['callTool']>>;
+
+/** The structured result of a call that succeeded. */
+function ok(result: ToolResult): any {
+  assert.notEqual(result.isError, true, JSON.stringify(result.content));
+  const text = (result.content as { type: string; text: string }[])[0]!;
+  assert.equal(text.type, 'text');
+  return result.structuredContent;
+}
+
+/** The error of a call that failed, checked to be in DESIGN §6's shape. */
+function failed(result: ToolResult, code: string): { code: string; message: string; retryAfterSeconds?: number } {
+  assert.equal(result.isError, true, `expected ${code}, got ${JSON.stringify(result.structuredContent)}`);
+  const { error } = result.structuredContent as { error: { code: string; message: string } };
+  assert.equal(error.code, code, error.message);
+  assert.ok(error.message.length > 0);
+  assert.deepEqual(JSON.parse((result.content as { text: string }[])[0]!.text), result.structuredContent);
+  return error;
+}
+
+/** A raw JSON-RPC POST, as a client of any SDK would send it. */
+function post(base: string, body: unknown, key?: string, headers: Record<string, string> = {}) {
+  return fetch(`${base}/mcp`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...(key === undefined ? {} : { authorization: `Bearer ${key}` }),
+      ...headers,
+    },
+    body: JSON.stringify(body),
+  });
+}
+
+const initialize = (protocolVersion: string) => ({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion, capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+});
+
+for (const era of ERAS) {
+  describe(`MCP tools (${era})`, () => {
+    let t: Served;
+    let writer: Client;
+    let reader: Client;
+    let writeKey: string;
+    let readKey: string;
+    let ada: { id: string };
+    let team: { id: string };
+    let project: { id: string };
+    let mine: { id: string };
+    let teamDoc: { id: string };
+    let othersDoc: { id: string };
+
+    before(async () => {
+      t = await serve({ READ_LIMIT_PER_MIN: '100000', WRITE_LIMIT_PER_MIN: '100000' });
+      ada = await t.make.user({ name: 'Ada' });
+      const bob = await t.make.user({ name: 'Bob' });
+      team = await t.make.org({ name: 'Analytical Engines', members: [ada.id, bob.id] });
+      project = await t.make.project(ada.id, { name: 'Launch' });
+      mine = await t.make.document(ada.id, {
+        title: 'Launch plan',
+        projectId: project.id,
+        content: '# Launch plan\n\nFreeze the API.\n\n## Docs\n\nWrite them.\n\n```\n# not a heading\n```\n',
+      });
+      teamDoc = await t.make.document(bob.id, { orgId: team.id, title: 'Team notes', content: '# Team notes\n\nShared.\n' });
+      othersDoc = await t.make.document(bob.id, { title: 'Bob private', content: 'Private to Bob.' });
+      await t.make.chat(ada.id, { title: 'Launch chat', messages: 3 });
+      await t.make.template({ title: 'Meeting', workspaceId: ada.id, creatorId: ada.id });
+      await t.make.template({ title: 'System one', isDefault: true });
+      writeKey = (await t.make.key(ada.id, { write: true, name: 'agent' })).secret;
+      readKey = (await t.make.key(ada.id, { write: false })).secret;
+      writer = await connect(t.base, writeKey, era);
+      reader = await connect(t.base, readKey, era);
+    });
+    after(async () => {
+      await writer.close();
+      await reader.close();
+      await t.close();
+    });
+
+    it('lists the read tools to a read key and every tool to a write key, each with schemas, annotations and a description', async () => {
+      const read = (await reader.listTools()).tools;
+      const all = (await writer.listTools()).tools;
+      assert.deepEqual(read.map((x) => x.name), READ_TOOLS);
+      assert.deepEqual(all.map((x) => x.name), [...READ_TOOLS, ...WRITE_TOOLS]);
+      for (const tool of all) {
+        assert.equal(tool.inputSchema.type, 'object', tool.name);
+        assert.equal(tool.outputSchema?.type, 'object', tool.name);
+        assert.ok((tool.description ?? '').length > 60, tool.name);
+        assert.equal(tool.annotations?.readOnlyHint, READ_TOOLS.includes(tool.name), tool.name);
+      }
+      const search = all.find((x) => x.name === 'search_documents')!;
+      // The REST bounds travel with the arguments.
+      assert.deepEqual((search.inputSchema.properties as any).limit, { type: 'integer', minimum: 1, maximum: 100, default: 20, description: '1 to 100; default 20.' });
+      assert.equal((search.inputSchema.properties as any).query.maxLength, 200);
+      assert.equal(search.inputSchema.required, undefined);
+      const edit = all.find((x) => x.name === 'edit_document')!;
+      assert.deepEqual(edit.inputSchema.required, ['id', 'edits']);
+      assert.match(edit.description!, /prefer/i);
+      assert.match(all.find((x) => x.name === 'update_document')!.description!, /edit_document/);
+    });
+
+    it('a read key cannot call a write tool', async () => {
+      await assert.rejects(reader.callTool({ name: 'create_document', arguments: { title: 'x', contentMarkdown: 'y' } }), /create_document/);
+      assert.equal((await call(t.app, 'GET', '/v1/documents?q=x', { key: writeKey })).body.count, 0);
+    });
+
+    it('get_me, list_organizations, list_projects, list_templates and list_chats answer as the REST API does', async () => {
+      const rest = async (url: string) => (await call(t.app, 'GET', url, { key: writeKey })).body;
+      assert.deepEqual(ok(await writer.callTool({ name: 'get_me', arguments: {} })), await rest('/v1/me'));
+      assert.equal(ok(await writer.callTool({ name: 'get_me', arguments: {} })).key.name, 'agent');
+      assert.deepEqual(ok(await reader.callTool({ name: 'list_organizations', arguments: {} })), await rest('/v1/organizations'));
+      assert.deepEqual(ok(await reader.callTool({ name: 'list_projects', arguments: {} })), await rest('/v1/projects'));
+      assert.deepEqual(ok(await reader.callTool({ name: 'list_projects', arguments: { organizationId: team.id, limit: 5 } })), await rest(`/v1/projects?organizationId=${team.id}&limit=5`));
+      assert.deepEqual(ok(await reader.callTool({ name: 'list_templates', arguments: {} })), await rest('/v1/templates'));
+      const own = ok(await reader.callTool({ name: 'list_templates', arguments: { includeSystem: false } }));
+      assert.deepEqual(own, await rest('/v1/templates?includeSystem=false'));
+      assert.deepEqual(own.templates.map((x: any) => x.title), ['Meeting']);
+      assert.deepEqual(ok(await reader.callTool({ name: 'list_chats', arguments: { query: 'launch' } })), await rest('/v1/chats?q=launch'));
+      assert.equal(ok(await reader.callTool({ name: 'list_chats', arguments: {} })).count, 1);
+    });
+
+    it('search_documents searches, or lists the newest without a query, as GET /documents does', async () => {
+      const found = ok(await reader.callTool({ name: 'search_documents', arguments: { query: 'FREEZ' } }));
+      assert.deepEqual(found.documents.map((d: any) => d.id), [mine.id]);
+      assert.deepEqual(found, (await call(t.app, 'GET', '/v1/documents?q=FREEZ', { key: readKey })).body);
+      const newest = ok(await reader.callTool({ name: 'search_documents', arguments: { limit: 1 } }));
+      assert.deepEqual(newest, (await call(t.app, 'GET', '/v1/documents?limit=1', { key: readKey })).body);
+      const inTeam = ok(await reader.callTool({ name: 'search_documents', arguments: { organizationId: team.id } }));
+      assert.deepEqual(inTeam.documents.map((d: any) => d.id), [teamDoc.id]);
+      const inProject = ok(await reader.callTool({ name: 'search_documents', arguments: { projectId: project.id } }));
+      assert.deepEqual(inProject.documents.map((d: any) => d.id), [mine.id]);
+      // A query that holds no word matches nothing, as on REST.
+      assert.equal(ok(await reader.callTool({ name: 'search_documents', arguments: { query: '!!!' } })).count, 0);
+    });
+
+    it('get_document returns the whole document with its line count and headings, or a line range of it', async () => {
+      const whole = await reader.callTool({ name: 'get_document', arguments: { id: mine.id } });
+      const document = ok(whole);
+      const rest = (await call(t.app, 'GET', `/v1/documents/${mine.id}`, { key: readKey })).body;
+      assert.deepEqual({ ...document, lineCount: undefined, headings: undefined, startLine: undefined, endLine: undefined }, { ...rest, lineCount: undefined, headings: undefined, startLine: undefined, endLine: undefined });
+      assert.equal(document.lineCount, 11);
+      assert.deepEqual(document.headings, [
+        { line: 1, level: 1, text: 'Launch plan' },
+        { line: 5, level: 2, text: 'Docs' },
+      ]);
+      assert.deepEqual([document.startLine, document.endLine], [1, 11]);
+      // The Markdown goes as a text block of its own, not twice.
+      const blocks = whole.content as { text: string }[];
+      assert.equal(blocks[1]!.text, rest.contentMarkdown);
+      assert.equal(JSON.parse(blocks[0]!.text).contentMarkdown, undefined);
+
+      const part = ok(await reader.callTool({ name: 'get_document', arguments: { id: mine.id, startLine: 5, endLine: 7 } }));
+      assert.equal(part.contentMarkdown, '## Docs\n\nWrite them.');
+      assert.equal(part.lineCount, 11);
+      assert.equal(part.headings.length, 2);
+      const tail = ok(await reader.callTool({ name: 'get_document', arguments: { id: mine.id, startLine: 10, endLine: 500 } }));
+      assert.deepEqual([tail.contentMarkdown, tail.startLine, tail.endLine], ['# not a heading\n```', 10, 11]);
+      const shared = ok(await reader.callTool({ name: 'get_document', arguments: { id: teamDoc.id.toUpperCase(), organizationId: team.id } }));
+      assert.equal(shared.title, 'Team notes');
+    });
+
+    it('create_document and update_document write as POST and PATCH do, answering with updatedAt', async () => {
+      const created = ok(await writer.callTool({ name: 'create_document', arguments: { title: 'From an agent', contentMarkdown: '# Hi\n', projectId: project.id } }));
+      assert.deepEqual(Object.keys(created).sort(), ['id', 'threadId', 'title', 'updatedAt', 'url']);
+      assert.equal(created.updatedAt, null);
+      const read = (await call(t.app, 'GET', `/v1/documents/${created.id}`, { key: readKey })).body;
+      assert.equal(read.project.id, project.id);
+      assert.equal(read.contentMarkdown, '# Hi\n');
+      const updated = ok(
+        await writer.callTool({ name: 'update_document', arguments: { id: created.id, contentMarkdown: '# Hi again\n', expectedUpdatedAt: null, title: 'Renamed' } }),
+      );
+      assert.equal(updated.title, 'Renamed');
+      const after = (await call(t.app, 'GET', `/v1/documents/${created.id}`, { key: readKey })).body;
+      assert.equal(after.updatedAt, updated.updatedAt);
+      assert.equal(after.contentMarkdown, '# Hi again\n');
+      // The returned updatedAt is the one the next update must send.
+      ok(await writer.callTool({ name: 'update_document', arguments: { id: created.id, contentMarkdown: 'Third.', expectedUpdatedAt: updated.updatedAt } }));
+      const inTeam = ok(await writer.callTool({ name: 'create_document', arguments: { title: 'Team doc', contentMarkdown: 'x', organizationId: team.id } }));
+      assert.equal((await call(t.app, 'GET', `/v1/documents/${inTeam.id}?organizationId=${team.id}`, { key: readKey })).status, 200);
+    });
+
+    it('edit_document applies its edits in order and writes them at once', async () => {
+      const doc = await t.make.document(ada.id, { title: 'Edits', content: '# Edits\n\nAlpha one.\n\nBeta two.\n\nPrice: 5 $1\n' });
+      const result = ok(
+        await writer.callTool({
+          name: 'edit_document',
+          arguments: {
+            id: doc.id,
+            title: 'Edited',
+            edits: [
+              { oldText: 'Alpha one.', newText: 'Alpha one, changed.' },
+              // Applies to the text the first edit left.
+              { oldText: 'one, changed', newText: 'uno' },
+              // `$` in either text is plain text.
+              { oldText: '5 $1', newText: "$& $' $$" },
+              { oldText: '\n\nBeta two.', newText: '' },
+            ],
+          },
+        }),
+      );
+      assert.equal(result.title, 'Edited');
+      const read = (await call(t.app, 'GET', `/v1/documents/${doc.id}`, { key: readKey })).body;
+      assert.equal(read.contentMarkdown, "# Edits\n\nAlpha uno.\n\nPrice: $& $' $$\n");
+      assert.equal(read.updatedAt, result.updatedAt);
+      assert.equal(read.title, 'Edited');
+      // With expectedUpdatedAt of the latest read, it applies.
+      ok(await writer.callTool({ name: 'edit_document', arguments: { id: doc.id, expectedUpdatedAt: read.updatedAt, edits: [{ oldText: 'uno', newText: 'dos' }] } }));
+    });
+
+    it('reads documents as resources, under both URI forms', async () => {
+      const personal = await reader.readResource({ uri: `folio://documents/${mine.id}` });
+      assert.deepEqual(personal.contents, [
+        { uri: `folio://documents/${mine.id}`, mimeType: 'text/markdown', text: (await call(t.app, 'GET', `/v1/documents/${mine.id}`, { key: readKey })).body.contentMarkdown },
+      ]);
+      const shared = await reader.readResource({ uri: `folio://organizations/${team.id}/documents/${teamDoc.id}` });
+      assert.equal((shared.contents[0] as { text: string }).text, '# Team notes\n\nShared.\n');
+      await assert.rejects(reader.readResource({ uri: `folio://documents/${othersDoc.id}` }), /No document with this id is accessible/);
+      await assert.rejects(reader.readResource({ uri: `folio://documents/${teamDoc.id}` }), /No document with this id is accessible/);
+    });
+
+    it('answers not_found for a document the key cannot see, whoever owns it', async () => {
+      for (const [name, args] of [
+        ['get_document', { id: othersDoc.id }],
+        ['get_document', { id: teamDoc.id }],
+        ['get_document', { id: mine.id, organizationId: 'org_nobodysorganization0' }],
+        ['update_document', { id: othersDoc.id, contentMarkdown: 'mine now', expectedUpdatedAt: null }],
+        ['edit_document', { id: othersDoc.id, edits: [{ oldText: 'Private', newText: 'Public' }] }],
+        ['get_document', { id: '00000000-0000-4000-8000-000000000000' }],
+        ['create_document', { title: 'x', contentMarkdown: 'y', projectId: 'prj_nosuchproject' }],
+      ] as const) {
+        failed(await writer.callTool({ name, arguments: args }), 'not_found');
+      }
+      assert.equal((await call(t.app, 'GET', `/v1/documents/${othersDoc.id}`, { key: writeKey })).status, 404);
+    });
+
+    it('answers invalid_request for arguments the REST API would refuse, and for edits that cannot apply', async () => {
+      const cases: [string, Record<string, unknown>, RegExp][] = [
+        ['search_documents', { limit: 101 }, /limit: must be <= 100/],
+        ['search_documents', { query: '' }, /query/],
+        ['search_documents', { organizationId: 'org_nobodysorganization0' }, /organizationId/],
+        ['search_documents', { projectId: 'prj_nosuchproject' }, /projectId/],
+        ['get_document', {}, /id: is required/],
+        ['get_document', { id: 'not-a-uuid' }, /id: must match format "uuid"/],
+        ['get_document', { id: mine.id, startLine: 0 }, /startLine/],
+        ['get_document', { id: mine.id, startLine: 12 }, /startLine: the document has 11 lines/],
+        ['get_document', { id: mine.id, startLine: 5, endLine: 4 }, /endLine/],
+        ['list_templates', { includeSystem: 'false' }, /includeSystem/],
+        ['create_document', { title: 'x'.repeat(201), contentMarkdown: 'y' }, /title/],
+        ['create_document', { title: 'x', contentMarkdown: ' \n ' }, /contentMarkdown: must contain at least one non-whitespace character/],
+        ['create_document', { title: 5, contentMarkdown: 'y' }, /title: must be string/],
+        ['update_document', { id: mine.id, contentMarkdown: 'y' }, /expectedUpdatedAt: is required/],
+        ['edit_document', { id: mine.id, edits: [] }, /edits/],
+        ['edit_document', { id: mine.id, edits: [{ oldText: '', newText: 'x' }] }, /oldText/],
+        ['edit_document', { id: mine.id, edits: [{ oldText: 'Nowhere to be found', newText: 'x' }] }, /edits\[0\]\.oldText: does not occur/],
+        ['edit_document', { id: mine.id, edits: [{ oldText: 'Freeze', newText: 'Thaw' }, { oldText: '#', newText: '' }] }, /edits\[1\]\.oldText: occurs 4 times/],
+        ['edit_document', { id: mine.id, edits: [{ oldText: 'aa', newText: 'b' }] }, /does not occur/],
+      ];
+      const before = (await call(t.app, 'GET', `/v1/documents/${mine.id}`, { key: readKey })).body;
+      for (const [name, args, message] of cases) {
+        assert.match(failed(await writer.callTool({ name, arguments: args }), 'invalid_request').message, message, `${name} ${JSON.stringify(args)}`);
+      }
+      // Nothing of a refused edit was written, not even the edits before the one that failed.
+      assert.deepEqual((await call(t.app, 'GET', `/v1/documents/${mine.id}`, { key: readKey })).body, before);
+      const emptied = await t.make.document(ada.id, { content: 'only this' });
+      assert.match(
+        failed(await writer.callTool({ name: 'edit_document', arguments: { id: emptied.id, edits: [{ oldText: 'only this', newText: '  ' }] } }), 'invalid_request').message,
+        /non-whitespace/,
+      );
+    });
+
+    it('answers conflict when the document changed since the given expectedUpdatedAt', async () => {
+      const doc = await t.make.document(ada.id, { content: 'First version.' });
+      ok(await writer.callTool({ name: 'update_document', arguments: { id: doc.id, contentMarkdown: 'Second version.', expectedUpdatedAt: null } }));
+      const stale = failed(await writer.callTool({ name: 'update_document', arguments: { id: doc.id, contentMarkdown: 'Lost?', expectedUpdatedAt: null } }), 'conflict');
+      assert.match(stale.message, /changed after it was read/);
+      failed(await writer.callTool({ name: 'edit_document', arguments: { id: doc.id, expectedUpdatedAt: null, edits: [{ oldText: 'Second', newText: 'Third' }] } }), 'conflict');
+      failed(
+        await writer.callTool({ name: 'edit_document', arguments: { id: doc.id, expectedUpdatedAt: '2020-01-01T00:00:00.000Z', edits: [{ oldText: 'Second', newText: 'Third' }] } }),
+        'conflict',
+      );
+      assert.equal((await call(t.app, 'GET', `/v1/documents/${doc.id}`, { key: readKey })).body.contentMarkdown, 'Second version.');
+    });
+
+    it('logs each tool call with its tool name, key id and outcome, and never its arguments', async () => {
+      const secretWords = 'zebracornucopia';
+      ok(await writer.callTool({ name: 'search_documents', arguments: { query: secretWords } }));
+      failed(await writer.callTool({ name: 'get_document', arguments: { id: othersDoc.id, organizationId: undefined } }), 'not_found');
+      const lines = t.logs.text().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+      const calls = lines.filter((l) => l.msg === 'tool call');
+      const key = (await call(t.app, 'GET', '/v1/me', { key: writeKey })).body;
+      assert.ok(key);
+      assert.ok(calls.some((l) => l.tool === 'search_documents' && l.outcome === 'ok' && /^key_/.test(l.keyId)));
+      assert.ok(calls.some((l) => l.tool === 'get_document' && l.outcome === 'not_found'));
+      assert.ok(!t.logs.text().includes(secretWords), 'a tool argument reached the log');
+      assert.ok(!t.logs.text().includes(writeKey), 'a key reached the log');
+    });
+  });
+}
+
+describe('MCP endpoint: HTTP', () => {
+  let t: Served;
+  let key: string;
+  before(async () => {
+    t = await serve();
+    key = (await t.make.key((await t.make.user()).id)).secret;
+  });
+  after(() => t.close());
+
+  it('refuses a missing, malformed, unknown or revoked key with 401, WWW-Authenticate: Bearer and the envelope', async () => {
+    const user = await t.make.user();
+    const revoked = await t.make.key(user.id);
+    await t.store.revokeKey(revoked.record.id, new Date().toISOString());
+    const unknown = (await t.make.key(user.id)).secret.replace(/^fol_./, 'fol_x');
+    for (const bad of [undefined, 'not-a-key', unknown, revoked.secret]) {
+      const res = await post(t.base, initialize('2025-06-18'), bad);
+      assert.equal(res.status, 401, String(bad));
+      assert.equal(res.headers.get('www-authenticate'), 'Bearer');
+      assert.equal((await res.json()).error.code, 'unauthorized');
+    }
+  });
+
+  it('answers GET and DELETE with 405 and Allow: POST, in the envelope', async () => {
+    for (const method of ['GET', 'DELETE']) {
+      const res = await fetch(`${t.base}/mcp`, { method, headers: { authorization: `Bearer ${key}` } });
+      assert.equal(res.status, 405);
+      assert.equal(res.headers.get('allow'), 'POST');
+      assert.equal((await res.json()).error.code, 'invalid_request');
+    }
+  });
+
+  it('connects clients of the 2025-06-18, 2025-11-25 and 2026-07-28 revisions, statelessly, answering with JSON', async () => {
+    for (const version of ['2025-06-18', '2025-11-25']) {
+      const res = await post(t.base, initialize(version), key);
+      assert.equal(res.status, 200);
+      assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
+      assert.equal(res.headers.get('mcp-session-id'), null);
+      const body = await res.json();
+      assert.equal(body.result.protocolVersion, version);
+      assert.equal(body.result.serverInfo.name, 'folio');
+      // Stateless: a request needs no session, only the negotiated version.
+      const list = await post(t.base, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, key, { 'mcp-protocol-version': version });
+      assert.equal(list.status, 200);
+      assert.deepEqual((await list.json()).result.tools.map((x: any) => x.name), READ_TOOLS);
+    }
+    const modern = await connect(t.base, key, '2026-07-28');
+    assert.deepEqual((await modern.listTools()).tools.map((x) => x.name), READ_TOOLS);
+    await modern.close();
+  });
+
+  it('refuses a body that is not JSON in the envelope', async () => {
+    const res = await fetch(`${t.base}/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: '{not json',
+    });
+    assert.equal(res.status, 400);
+    assert.equal((await res.json()).error.code, 'invalid_request');
+  });
+});
+
+describe('MCP access follows the store, request by request', () => {
+  it('refuses a key revoked after the client connected on its next call', async () => {
+    const t = await serve();
+    try {
+      const user = await t.make.user();
+      const { secret, record } = await t.make.key(user.id);
+      const client = await connect(t.base, secret);
+      ok(await client.callTool({ name: 'get_me', arguments: {} }));
+      await t.store.revokeKey(record.id, new Date().toISOString());
+      await assert.rejects(client.callTool({ name: 'get_me', arguments: {} }), /401|unauthorized|Unauthorized/);
+      await client.close().catch(() => undefined);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('a member removed from a team loses access to its documents on the next call', async () => {
+    const t = await serve();
+    try {
+      const owner = await t.make.user();
+      const member = await t.make.user();
+      const team = await t.make.org({ members: [owner.id, member.id] });
+      const doc = await t.make.document(owner.id, { orgId: team.id, content: 'Team only.' });
+      const client = await connect(t.base, (await t.make.key(member.id)).secret);
+      ok(await client.callTool({ name: 'get_document', arguments: { id: doc.id, organizationId: team.id } }));
+      assert.equal(ok(await client.callTool({ name: 'search_documents', arguments: { organizationId: team.id } })).count, 1);
+      await t.store.removeMember(team.id, member.id);
+      failed(await client.callTool({ name: 'get_document', arguments: { id: doc.id, organizationId: team.id } }), 'not_found');
+      failed(await client.callTool({ name: 'search_documents', arguments: { organizationId: team.id } }), 'invalid_request');
+      assert.deepEqual(ok(await client.callTool({ name: 'get_me', arguments: {} })).organizations, []);
+      await assert.rejects(client.readResource({ uri: `folio://organizations/${team.id}/documents/${doc.id}` }));
+      await client.close();
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('a key whose user has no plan: a tool call is plan_required, any other request 402', async () => {
+    const t = await serve();
+    try {
+      const user = await t.make.user();
+      const key = (await t.make.key(user.id)).secret;
+      const client = await connect(t.base, key);
+      await t.store.setUserPlan(user.id, null);
+      failed(await client.callTool({ name: 'get_me', arguments: {} }), 'plan_required');
+      const res = await post(t.base, initialize('2025-06-18'), key);
+      assert.equal(res.status, 402);
+      assert.equal((await res.json()).error.code, 'plan_required');
+      await client.close();
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('answers internal_error, saying nothing of the failure, when the store fails', async () => {
+    const logs = logCollector();
+    const t = await setup({ env: { LOG_LEVEL: 'info' }, deps: { logStream: logs.stream } });
+    const failing = new Proxy(t.store, {
+      get: (store, name, receiver) =>
+        name === 'listTemplates' ? () => Promise.reject(new Error('SQLITE_CORRUPT: database disk image is malformed')) : Reflect.get(store, name, receiver),
+    });
+    const { buildApp } = await import('../src/app.js');
+    const app = await buildApp({ config: t.config, store: failing, clock: t.clock, logStream: logs.stream });
+    try {
+      const base = await app.listen({ port: 0, host: '127.0.0.1' });
+      const client = await connect(base, (await t.make.key((await t.make.user()).id)).secret);
+      const error = failed(await client.callTool({ name: 'list_templates', arguments: {} }), 'internal_error');
+      assert.doesNotMatch(error.message, /SQLITE/);
+      assert.match(logs.text(), /SQLITE_CORRUPT/);
+      await client.close();
+    } finally {
+      await app.close();
+      await t.close();
+    }
+  });
+});
+
+describe('MCP rate limits are the REST API\'s', () => {
+  it('counts tool calls and REST requests against one limit per key and class', async () => {
+    const t = await serve({ READ_LIMIT_PER_MIN: '6', WRITE_LIMIT_PER_MIN: '2' });
+    try {
+      const user = await t.make.user();
+      const key = (await t.make.key(user.id, { write: true })).secret;
+      // Connecting takes two requests (initialize, then its notification): two reads.
+      const client = await connect(t.base, key);
+      ok(await client.callTool({ name: 'get_me', arguments: {} }));
+      assert.equal((await call(t.app, 'GET', '/v1/me', { key })).status, 200);
+      ok(await client.callTool({ name: 'list_organizations', arguments: {} }));
+      assert.equal((await call(t.app, 'GET', '/v1/me', { key })).status, 200);
+      // Six reads: the next tool call is refused as a tool result, with when to retry.
+      const refused = failed(await client.callTool({ name: 'get_me', arguments: {} }), 'rate_limited');
+      assert.ok(refused.retryAfterSeconds! >= 1 && refused.retryAfterSeconds! <= 60, String(refused.retryAfterSeconds));
+      assert.equal((await call(t.app, 'GET', '/v1/me', { key })).status, 429);
+      // Any other request is refused over HTTP.
+      const res = await post(t.base, { jsonrpc: '2.0', id: 9, method: 'tools/list' }, key, { 'mcp-protocol-version': '2025-06-18' });
+      assert.equal(res.status, 429);
+      assert.ok(Number(res.headers.get('retry-after')) >= 1);
+      assert.equal((await res.json()).error.code, 'rate_limited');
+
+      // Write tools count as writes, against the same counter as POST and PATCH.
+      ok(await client.callTool({ name: 'create_document', arguments: { title: 'One', contentMarkdown: 'x' } }));
+      assert.equal((await call(t.app, 'POST', '/v1/documents', { key, body: { title: 'Two', contentMarkdown: 'x' } })).status, 201);
+      failed(await client.callTool({ name: 'edit_document', arguments: { id: '00000000-0000-4000-8000-000000000000', edits: [{ oldText: 'a', newText: 'b' }] } }), 'rate_limited');
+      assert.equal((await call(t.app, 'POST', '/v1/documents', { key, body: { title: 'Three', contentMarkdown: 'x' } })).status, 429);
+      await client.close();
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('edit_document under concurrent writers', () => {
+  it('keeps every change when many edit_document calls and REST read-modify-write clients change one long document at once', async () => {
+    const t = await serve({ READ_LIMIT_PER_MIN: '1000000', WRITE_LIMIT_PER_MIN: '1000000', LOG_LEVEL: 'warn' });
+    try {
+      const user = await t.make.user();
+      const key = (await t.make.key(user.id, { write: true })).secret;
+      const PARAGRAPHS = 40;
+      const filler = 'Lorem ipsum dolor sit amet, consectetur adipiscing elit. '.repeat(22);
+      const paragraph = (k: number, state: string) => `## Section ${k}\n\nParagraph ${k} is ${state}. ${filler}`;
+      const content = (states: (k: number) => string) => Array.from({ length: PARAGRAPHS }, (_, k) => paragraph(k, states(k))).join('\n\n') + '\n';
+      const doc = await t.make.document(user.id, { title: 'Long', content: content(() => 'original') });
+      assert.ok(content(() => 'original').length > 50_000);
+
+      const agents = PARAGRAPHS / 2;
+      const clients = await Promise.all(Array.from({ length: agents }, () => connect(t.base, key)));
+      let restConflicts = 0;
+
+      const agentEdit = async (k: number) => {
+        for (;;) {
+          const result = await clients[k]!.callTool({
+            name: 'edit_document',
+            arguments: { id: doc.id, edits: [{ oldText: `Paragraph ${k} is original.`, newText: `Paragraph ${k} is edited by agent ${k}.` }] },
+          });
+          if (!result.isError) return;
+          // Re-applied a few times already (DESIGN §6); the agent may call again.
+          failed(result, 'conflict');
+        }
+      };
+      const restEdit = async (k: number) => {
+        for (;;) {
+          const read = await call(t.app, 'GET', `/v1/documents/${doc.id}`, { key });
+          const changed = read.body.contentMarkdown.replace(`Paragraph ${k} is original.`, `Paragraph ${k} is rewritten by client ${k}.`);
+          const res = await call(t.app, 'PATCH', `/v1/documents/${doc.id}`, { key, body: { contentMarkdown: changed, expectedUpdatedAt: read.body.updatedAt } });
+          if (res.status === 200) return;
+          assert.equal(res.status, 409);
+          restConflicts++;
+        }
+      };
+      await Promise.all(Array.from({ length: PARAGRAPHS }, (_, k) => (k < agents ? agentEdit(k) : restEdit(k))));
+
+      const final = (await call(t.app, 'GET', `/v1/documents/${doc.id}`, { key })).body.contentMarkdown;
+      assert.equal(final, content((k) => (k < agents ? `edited by agent ${k}` : `rewritten by client ${k}`)));
+      // The writers did meet: REST clients were refused and read again.
+      assert.ok(restConflicts > 0, 'no REST write ever conflicted: the writers did not overlap');
+      await Promise.all(clients.map((c) => c.close()));
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('edit_document when a write lands between its read and its write', () => {
+  /** A server whose store lets `interfere` write each time edit_document has read the document. */
+  async function racing(interfere: (store: TestContext['store'], attempt: number) => Promise<void>) {
+    const t = await serve();
+    let reads = 0;
+    const racingStore = new Proxy(t.store, {
+      get: (store, name, receiver) =>
+        name === 'getDocument'
+          ? async (...args: Parameters<typeof store.getDocument>) => {
+              const read = await store.getDocument(...args);
+              await interfere(store, ++reads);
+              return read;
+            }
+          : Reflect.get(store, name, receiver),
+    });
+    const { buildApp } = await import('../src/app.js');
+    const app = await buildApp({ config: t.config, store: racingStore, clock: t.clock, logStream: t.logs.stream });
+    const base = await app.listen({ port: 0, host: '127.0.0.1' });
+    const user = await t.make.user();
+    const doc = await t.make.document(user.id, { content: 'One.\n\nTwo.\n' });
+    const client = await connect(base, (await t.make.key(user.id, { write: true })).secret);
+    const other = (n: number) =>
+      t.store.updateDocument({ userId: user.id, orgId: null }, doc.id, { contentMarkdown: `One.\n\nTwo.\n\nOther ${n}.\n`, expectedUpdatedAt: null }, () => new Date(t.clock() + n).toISOString());
+    return {
+      t,
+      client,
+      doc,
+      user,
+      other,
+      content: async () => (await t.store.getDocument({ userId: user.id, orgId: null }, doc.id))!.contentMarkdown,
+      async close() {
+        await client.close();
+        await app.close();
+        await t.close();
+      },
+    };
+  }
+
+  it('reads again and re-applies its edits, so that both changes survive', async () => {
+    let race!: Awaited<ReturnType<typeof racing>>;
+    race = await racing(async (store, attempt) => {
+      if (attempt !== 1) return;
+      const current = (await store.getDocument({ userId: race.user.id, orgId: null }, race.doc.id))!;
+      await store.updateDocument({ userId: race.user.id, orgId: null }, race.doc.id, { contentMarkdown: current.contentMarkdown.replace('Two.', 'Two, by someone else.'), expectedUpdatedAt: current.updatedAt }, () => '2026-03-01T12:00:01.000Z');
+    });
+    try {
+      ok(await race.client.callTool({ name: 'edit_document', arguments: { id: race.doc.id, edits: [{ oldText: 'One.', newText: 'One, by the agent.' }] } }));
+      assert.equal(await race.content(), 'One, by the agent.\n\nTwo, by someone else.\n');
+    } finally {
+      await race.close();
+    }
+  });
+
+  it('with expectedUpdatedAt, answers conflict at once instead', async () => {
+    let race!: Awaited<ReturnType<typeof racing>>;
+    race = await racing(async (_store, attempt) => {
+      if (attempt === 1) await race.other(1);
+    });
+    try {
+      failed(await race.client.callTool({ name: 'edit_document', arguments: { id: race.doc.id, expectedUpdatedAt: null, edits: [{ oldText: 'One.', newText: 'Uno.' }] } }), 'conflict');
+      assert.equal(await race.content(), 'One.\n\nTwo.\n\nOther 1.\n');
+    } finally {
+      await race.close();
+    }
+  });
+
+  it('answers conflict after a few attempts when the document changes every time, writing nothing', async () => {
+    let race!: Awaited<ReturnType<typeof racing>>;
+    let attempts = 0;
+    race = await racing(async (store, attempt) => {
+      attempts = attempt;
+      const current = (await store.getDocument({ userId: race.user.id, orgId: null }, race.doc.id))!;
+      await store.updateDocument({ userId: race.user.id, orgId: null }, race.doc.id, { contentMarkdown: `${current.contentMarkdown}x`, expectedUpdatedAt: current.updatedAt }, (previous) => new Date(Date.parse(previous ?? '2026-03-01T12:00:00.000Z') + 1).toISOString());
+    });
+    try {
+      failed(await race.client.callTool({ name: 'edit_document', arguments: { id: race.doc.id, edits: [{ oldText: 'One.', newText: 'Uno.' }] } }), 'conflict');
+      assert.equal(attempts, EDIT_ATTEMPTS);
+      assert.equal(await race.content(), 'One.\n\nTwo.\n' + 'x'.repeat(EDIT_ATTEMPTS));
+    } finally {
+      await race.close();
+    }
+  });
+});
