@@ -1,5 +1,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { AppDeps } from '../src/app.js';
 import { EDIT_ATTEMPTS } from '../src/services/documents.js';
@@ -383,6 +386,7 @@ describe('MCP endpoint: HTTP', () => {
       const body = await res.json();
       assert.equal(body.result.protocolVersion, version);
       assert.equal(body.result.serverInfo.name, 'folio');
+      assert.deepEqual(body.result.capabilities, { tools: { listChanged: false }, resources: { listChanged: false } });
       // Stateless: a request needs no session, only the negotiated version.
       const list = await post(t.base, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, key, { 'mcp-protocol-version': version });
       assert.equal(list.status, 200);
@@ -646,6 +650,29 @@ describe('edit_document when a write lands between its read and its write', () =
       assert.equal(await race.content(), 'One.\n\nTwo.\n' + 'x'.repeat(EDIT_ATTEMPTS));
     } finally {
       await race.close();
+    }
+  });
+});
+
+describe("README's \"Connect an agent\"", () => {
+  it('runs as written against a started server', async () => {
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    const section = readme.slice(readme.indexOf('## Connect an agent'));
+    const block = /```js\n([\s\S]*?)```/.exec(section)?.[1];
+    assert.ok(block?.includes("'http://127.0.0.1:8787/mcp'"), 'the README\'s example names the default URL');
+    const t = await serve();
+    try {
+      const user = await t.make.user();
+      await t.make.document(user.id, { title: 'Roadmap for spring', content: 'The roadmap.' });
+      const key = (await t.make.key(user.id)).secret;
+      const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '--eval', block!.replace('http://127.0.0.1:8787/mcp', `${t.base}/mcp`)], {
+        cwd: new URL('..', import.meta.url),
+        env: { ...process.env, FOLIO_API_KEY: key },
+      });
+      const found = JSON.parse(stdout);
+      assert.deepEqual(found.documents.map((d: { title: string }) => d.title), ['Roadmap for spring']);
+    } finally {
+      await t.close();
     }
   });
 });

@@ -116,7 +116,9 @@ export function mcpServers(services: Services, version: string) {
 
     /** The MCP server for one request: the tools the key's scopes allow, and the document resources. */
     build(call: McpCall): McpServer {
-      const server = new McpServer({ name: 'folio', version }, { instructions: INSTRUCTIONS });
+      // Stateless: no stream to tell a client of changes on, so none is promised.
+      const capabilities = { tools: { listChanged: false }, resources: { listChanged: false } };
+      const server = new McpServer({ name: 'folio', version }, { instructions: INSTRUCTIONS, capabilities });
       const canWrite = call.holder.scopes.includes(WRITE_SCOPE);
       for (const t of tools) {
         if (t.write && !canWrite) continue;
