@@ -22,6 +22,7 @@ import { projectRoutes } from './api/projects/routes.js';
 import { templateRoutes } from './api/templates/routes.js';
 import { organizationRoutes } from './api/organizations/routes.js';
 import { chatRoutes } from './api/chats/routes.js';
+import { revisionRoutes } from './api/revisions/routes.js';
 import { mcpEndpoint } from './mcp/endpoint.js';
 import { mcpServers } from './mcp/server.js';
 import { FOLIO_VERSION } from './version.js';
@@ -134,6 +135,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       });
       await v1.register(meRoutes, { services });
       await v1.register(documentRoutes, { services });
+      await v1.register(revisionRoutes, { services });
       await v1.register(projectRoutes, { services });
       await v1.register(templateRoutes, { services });
       await v1.register(organizationRoutes, { services });

@@ -43,6 +43,7 @@ export async function registerOpenApi(app: FastifyInstance, limits: { reads: num
       tags: [
         { name: 'Me', description: 'The user the key acts as' },
         { name: 'Documents', description: 'Markdown documents: list, search, read, create, replace' },
+        { name: 'History', description: 'A document\'s revisions: list, read, restore' },
         { name: 'Workspace', description: 'Projects, templates, organizations and chats' },
       ],
     },

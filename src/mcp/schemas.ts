@@ -6,6 +6,7 @@ import { Me } from '../api/me/schemas.js';
 import { OrganizationList } from '../api/organizations/schemas.js';
 import { listProjectsSchema, ProjectList } from '../api/projects/schemas.js';
 import { listTemplatesSchema, TemplateList } from '../api/templates/schemas.js';
+import { listRevisionsSchema, restoreRevisionSchema, Revision, RevisionList, RevisionParams } from '../api/revisions/schemas.js';
 
 /**
  * The MCP tools' arguments and results, built from the REST API's schemas
@@ -59,6 +60,21 @@ export const listChatsArgs = Type.Object({
   limit: Type.Optional(chatQuery.limit),
 });
 
+export const listRevisionsArgs = Type.Object({
+  id: documentId,
+  organizationId: optionalOrganization,
+  limit: Type.Optional(listRevisionsSchema.querystring.properties.limit),
+});
+
+export const getRevisionArgs = Type.Object({ id: documentId, number: RevisionParams.properties.number, organizationId: optionalOrganization });
+
+export const restoreRevisionArgs = Type.Object({
+  id: documentId,
+  number: RevisionParams.properties.number,
+  expectedUpdatedAt: restoreRevisionSchema.body.properties.expectedUpdatedAt,
+  organizationId: optionalOrganization,
+});
+
 export const createDocumentArgs = createDocumentBody;
 
 export const updateDocumentArgs = Type.Object({
@@ -109,7 +125,7 @@ export const DocumentWritten = Type.Object(
   { title: 'DocumentWritten' },
 );
 
-export { ChatList, DocumentList, Me, OrganizationList, ProjectList, TemplateList };
+export { ChatList, DocumentList, Me, OrganizationList, ProjectList, Revision, RevisionList, TemplateList };
 
 /** A schema's JSON Schema keywords, without TypeBox's own symbol keys. */
 export function strip(schema: TSchema): Record<string, unknown> {

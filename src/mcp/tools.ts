@@ -113,6 +113,27 @@ export function folioTools(services: Services): Tool[] {
       run: (caller, { query, ...rest }) => workspace.chats(caller, { ...rest, q: query, limit: rest.limit! }),
     }),
     tool({
+      name: 'list_revisions',
+      title: 'List a document\'s revisions',
+      description:
+        'The recorded states of a document, newest first: its creation and every change since, each with its number, time, title and who made it (user id and key name). Read one with get_revision; bring one back with restore_revision.',
+      write: false,
+      input: S.listRevisionsArgs,
+      output: S.RevisionList,
+      annotations: READ,
+      run: (caller, { id, organizationId, limit }) => documents.revisions(caller, id, { organizationId, limit: limit! }),
+    }),
+    tool({
+      name: 'get_revision',
+      title: 'Read a revision',
+      description: 'One recorded state of a document, with its whole Markdown: to see what a change removed, or what to restore.',
+      write: false,
+      input: S.getRevisionArgs,
+      output: S.Revision,
+      annotations: READ,
+      run: (caller, { id, number, organizationId }) => documents.revision(caller, id, number, organizationId),
+    }),
+    tool({
       name: 'create_document',
       title: 'Create a document',
       description:
@@ -144,6 +165,17 @@ export function folioTools(services: Services): Tool[] {
       output: S.DocumentWritten,
       annotations: CHANGE,
       run: (caller, { id, ...body }) => documents.edit(caller, id, body),
+    }),
+    tool({
+      name: 'restore_revision',
+      title: 'Restore a revision',
+      description:
+        'Makes a revision\'s title and content the document\'s current ones again, as a new revision, so that nothing is lost. Send expectedUpdatedAt from your latest read of the document; if it changed since, the result is a conflict.',
+      write: true,
+      input: S.restoreRevisionArgs,
+      output: S.DocumentWritten,
+      annotations: CHANGE,
+      run: (caller, { id, number, ...body }) => documents.restore(caller, id, number, body),
     }),
   ];
 }

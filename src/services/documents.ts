@@ -3,7 +3,7 @@ import { hasNonWhitespace } from '../domain/content.js';
 import { applyEdits, type TextEdit } from '../domain/markdown.js';
 import { searchTerms } from '../domain/search.js';
 import { canonicalInstant, nextUpdatedAt, toIso } from '../domain/time.js';
-import type { DocumentMutationRow, DocumentSummaryRow } from '../store/store.js';
+import type { DocumentMutationRow, DocumentSummaryRow, RevisionAuthor } from '../store/store.js';
 import { documentUrl, requireVisibleProject, resolveViewer, type Caller, type ServiceDeps } from './context.js';
 
 /** An `expectedUpdatedAt` finer than a millisecond names no stored instant and matches nothing. */
@@ -23,12 +23,14 @@ export function documentService(deps: ServiceDeps) {
   const withUrl = <T extends { id: string }>(d: T) => ({ ...d, url: documentUrl(config, d.id) });
   // `updatedAt` is for MCP's results (DESIGN §6); the REST response schemas leave it out.
   const mutationResult = ({ id, title, threadId, updatedAt }: DocumentMutationRow) => withUrl({ id, title, threadId, updatedAt });
+  /** The author a change's revision records (DESIGN §7). */
+  const authorOf = (caller: Caller): RevisionAuthor => ({ userId: caller.user.id, keyName: caller.keyName });
   const conflict = (currentUpdatedAt: string | null) =>
     new Conflict(
       `The document changed after it was read (its updatedAt is now ${currentUpdatedAt ?? 'null'}). Read it again, reapply the edit and retry.`,
     );
 
-  return {
+  const service = {
     /** The newest documents, or those matching `q`. */
     async list(caller: Caller, q: { q?: string; organizationId?: string; projectId?: string; limit: number }) {
       const viewer = resolveViewer(caller, q.organizationId, 'invalid');
@@ -52,7 +54,7 @@ export function documentService(deps: ServiceDeps) {
       const viewer = resolveViewer(caller, body.organizationId, 'not_found');
       const created = await store.createDocument(
         viewer,
-        { title: body.title, contentMarkdown: body.contentMarkdown, projectId: body.projectId ?? null, threadId: null },
+        { title: body.title, contentMarkdown: body.contentMarkdown, projectId: body.projectId ?? null, threadId: null, author: authorOf(caller) },
         toIso(clock()),
       );
       if (!created) throw new NotFound('Project not found in this workspace.');
@@ -65,7 +67,7 @@ export function documentService(deps: ServiceDeps) {
       const outcome = await store.updateDocument(
         viewer,
         storedId(id),
-        { title: body.title, contentMarkdown: body.contentMarkdown, expectedUpdatedAt: expected },
+        { title: body.title, contentMarkdown: body.contentMarkdown, expectedUpdatedAt: expected, author: authorOf(caller) },
         (previous) => nextUpdatedAt(clock(), previous),
       );
       if (outcome.status === 'not_found') throw new NotFound('Document not found.');
@@ -105,7 +107,7 @@ export function documentService(deps: ServiceDeps) {
         const outcome = await store.updateDocument(
           viewer,
           storedId(id),
-          { title: body.title, contentMarkdown: edited.markdown, expectedUpdatedAt: current.updatedAt },
+          { title: body.title, contentMarkdown: edited.markdown, expectedUpdatedAt: current.updatedAt, author: authorOf(caller) },
           (previous) => nextUpdatedAt(clock(), previous),
         );
         if (outcome.status === 'updated') return mutationResult(outcome.document);
@@ -113,5 +115,31 @@ export function documentService(deps: ServiceDeps) {
         if (pinned !== undefined || attempt >= EDIT_ATTEMPTS) throw conflict(outcome.currentUpdatedAt);
       }
     },
+
+    /** A document's revisions, newest first (DESIGN §7). */
+    async revisions(caller: Caller, id: string, q: { organizationId?: string; limit: number }) {
+      const viewer = resolveViewer(caller, q.organizationId, 'not_found');
+      const revisions = await store.listRevisions(viewer, storedId(id), q.limit);
+      if (revisions === null) throw new NotFound('Document not found.');
+      return { revisions, count: revisions.length };
+    },
+
+    async revision(caller: Caller, id: string, number: number, organizationId: string | undefined) {
+      const viewer = resolveViewer(caller, organizationId, 'not_found');
+      const revision = await store.getRevision(viewer, storedId(id), number);
+      if (revision === 'no_document') throw new NotFound('Document not found.');
+      if (revision === 'no_revision') throw new NotFound(`The document has no revision ${number}.`);
+      return revision;
+    },
+
+    /**
+     * Makes a revision's title and content current again, as a new
+     * revision, with the optimistic check of `update` (DESIGN §7).
+     */
+    async restore(caller: Caller, id: string, number: number, body: { expectedUpdatedAt: string | null; organizationId?: string }) {
+      const revision = await service.revision(caller, id, number, body.organizationId);
+      return service.update(caller, id, { ...body, title: revision.title, contentMarkdown: revision.contentMarkdown });
+    },
   };
+  return service;
 }

@@ -121,11 +121,19 @@ export interface ListChatsQuery {
   limit: number;
 }
 
+/** Who made a change, as its revision records it: the user whose key made it, and the key's name. */
+export interface RevisionAuthor {
+  userId: string;
+  keyName: string | null;
+}
+
 export interface NewDocument {
   title: string;
   contentMarkdown: string;
   projectId: string | null;
   threadId: string | null;
+  /** Left out (or null) for the command line's writes. */
+  author?: RevisionAuthor | null;
 }
 
 export interface DocumentReplacement {
@@ -133,6 +141,23 @@ export interface DocumentReplacement {
   contentMarkdown: string;
   /** The canonical instant the caller read (toIso), null for a never-updated document. */
   expectedUpdatedAt: string | null;
+  /** Left out (or null) for the command line's writes. */
+  author?: RevisionAuthor | null;
+}
+
+/** One recorded state of a document (DESIGN §7). */
+export interface RevisionSummaryRow {
+  /** 1 for the creation, then 2, 3, … */
+  number: number;
+  /** The createdAt or updatedAt the change set. */
+  createdAt: string;
+  title: string;
+  userId: string | null;
+  keyName: string | null;
+}
+
+export interface RevisionRow extends RevisionSummaryRow {
+  contentMarkdown: string;
 }
 
 export type UpdateOutcome =
@@ -227,6 +252,14 @@ export interface Store {
     change: DocumentReplacement,
     nextUpdatedAt: (previous: string | null) => string,
   ): Promise<UpdateOutcome>;
+  /**
+   * A document's revisions, newest first; null when there is no such
+   * document or the viewer does not see it. Creating and updating a
+   * document record a revision in the same transaction.
+   */
+  listRevisions(viewer: Viewer, documentId: string, limit: number): Promise<RevisionSummaryRow[] | null>;
+  /** One revision, when the viewer sees its document: `no_document` otherwise, `no_revision` when the document has no such revision (or it was pruned). */
+  getRevision(viewer: Viewer, documentId: string, number: number): Promise<RevisionRow | 'no_document' | 'no_revision'>;
   /** Newest first, ties by id descending. */
   listProjects(viewer: Viewer, limit: number): Promise<ProjectRow[]>;
   /** System templates first, then newest first, ties by id descending. */
@@ -258,4 +291,6 @@ export interface Store {
   shareProject(projectId: string, userId: string): Promise<boolean>;
   createTemplate(input: NewTemplate): Promise<{ id: number }>;
   createChat(input: NewChat): Promise<{ id: string }>;
+  /** Deletes all but the newest `keep` (at least 1) revisions of every document; answers how many it deleted. */
+  pruneRevisions(keep: number): Promise<number>;
 }

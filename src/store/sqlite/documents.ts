@@ -12,6 +12,7 @@ import type {
 import type { Db } from './database.js';
 import { ftsMatch, outsideProjectsToken, projectToken, scopeTokens, wholeWords, withinScope, workspaceToken } from './search.js';
 import { contentVisible, NEW_CONTENT_WORKSPACE, VISIBLE_PROJECT_IDS, viewerParams as params } from './visibility.js';
+import { revisionWriter } from './revisions.js';
 import type { StoreWrites } from './writes.js';
 
 /**
@@ -75,6 +76,7 @@ export function documentQueries(db: Db, writes: StoreWrites) {
      WHERE seq = @seq RETURNING id, title, thread_id AS threadId, updated_at AS updatedAt`,
   );
   const moveContent = db.prepare('UPDATE document_contents SET seq = @next, content = @content WHERE seq = @seq');
+  const revisions = revisionWriter(db);
 
   /**
    * Where the viewer's content may be, as scope tokens: in the personal
@@ -133,6 +135,7 @@ export function documentQueries(db: Db, writes: StoreWrites) {
     insertStmt.run({ seq, highWater, id, workspace, uid: viewer.userId, pid: doc.projectId, thread: doc.threadId, title: doc.title, now });
     insertContent.run({ seq, content: doc.contentMarkdown });
     index.insert({ seq, title: doc.title, content: doc.contentMarkdown, scope: scopeTokens(workspace, doc.projectId) });
+    revisions.record(id, now, doc.title, doc.contentMarkdown, doc.author);
     return { id, title: doc.title, threadId: doc.threadId, updatedAt: null };
   };
 
@@ -151,6 +154,7 @@ export function documentQueries(db: Db, writes: StoreWrites) {
     index.remove({ seq: row.seq, title: row.title, content: contentOf.get(row.seq) as string, scope });
     moveContent.run({ seq: row.seq, next: seq, content: change.contentMarkdown });
     index.insert({ seq, title, content: change.contentMarkdown, scope });
+    revisions.record(id, updatedAt, title, change.contentMarkdown, change.author);
     return { status: 'updated', document };
   };
 

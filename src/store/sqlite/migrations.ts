@@ -393,6 +393,26 @@ export const migrations: readonly string[] = [
   `
   CREATE INDEX projects_by_creator ON projects (creator_id);
   `,
+  // Document history (DESIGN §7): every change of a document's title or
+  // content is a revision, numbered per document from 1. A rowid table
+  // with a unique index rather than WITHOUT ROWID, whose rows should stay
+  // small: a revision holds a whole document. Each document gets its
+  // current state as its first revision, of no known author.
+  `
+  CREATE TABLE document_revisions (
+    document_id  TEXT NOT NULL,
+    number       INTEGER NOT NULL,
+    created_at   TEXT NOT NULL,
+    title        TEXT NOT NULL,
+    content      TEXT NOT NULL,
+    user_id      TEXT,
+    key_name     TEXT,
+    UNIQUE (document_id, number)
+  );
+  INSERT INTO document_revisions (document_id, number, created_at, title, content)
+    SELECT d.id, 1, coalesce(d.updated_at, d.created_at), d.title, c.content
+    FROM documents d JOIN document_contents c ON c.seq = d.seq;
+  `,
 ];
 
 /** The schema version whose migration last rebuilt the whole search index (REINDEX_EVERY_DOCUMENT). */

@@ -3,6 +3,7 @@ import { adminQueries } from './admin.js';
 import { startCheckpointer, type BackgroundOptions } from './checkpointer.js';
 import { migrate, openDatabase, type Db, type MigrationNotice, type ReindexNotice } from './database.js';
 import { documentQueries } from './documents.js';
+import { revisionQueries } from './revisions.js';
 import { workspaceQueries } from './workspace.js';
 import { storeWrites } from './writes.js';
 
@@ -68,6 +69,7 @@ export function sqliteStoreOn(db: Db, beforeClose?: () => Promise<void>): Store 
       }
     },
     ...documentQueries(db, writes),
+    ...revisionQueries(db, writes),
     ...workspaceQueries(db, writes),
     ...adminQueries(db),
   };
