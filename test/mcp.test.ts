@@ -17,8 +17,18 @@ import { call, logCollector, setup, type TestContext } from './helpers.js';
 const ERAS = ['2025', '2026-07-28'] as const;
 type Era = (typeof ERAS)[number];
 
-const READ_TOOLS = ['get_me', 'search_documents', 'get_document', 'list_projects', 'list_templates', 'list_organizations', 'list_chats'];
-const WRITE_TOOLS = ['create_document', 'update_document', 'edit_document'];
+const READ_TOOLS = [
+  'get_me',
+  'search_documents',
+  'get_document',
+  'list_projects',
+  'list_templates',
+  'list_organizations',
+  'list_chats',
+  'list_revisions',
+  'get_revision',
+];
+const WRITE_TOOLS = ['create_document', 'update_document', 'edit_document', 'restore_revision'];
 
 interface Served extends TestContext {
   base: string;
@@ -254,6 +264,36 @@ for (const era of ERAS) {
       assert.equal(read.title, 'Edited');
       // With expectedUpdatedAt of the latest read, it applies.
       ok(await writer.callTool({ name: 'edit_document', arguments: { id: doc.id, expectedUpdatedAt: read.updatedAt, edits: [{ oldText: 'uno', newText: 'dos' }] } }));
+    });
+
+    it('list_revisions, get_revision and restore_revision show and bring back what each change recorded', async () => {
+      const doc = ok(await writer.callTool({ name: 'create_document', arguments: { title: 'History', contentMarkdown: 'First words.' } }));
+      const edited = ok(await writer.callTool({ name: 'edit_document', arguments: { id: doc.id, edits: [{ oldText: 'First', newText: 'Second' }] } }));
+      const listed = ok(await reader.callTool({ name: 'list_revisions', arguments: { id: doc.id } }));
+      assert.deepEqual(listed, (await call(t.app, 'GET', `/v1/documents/${doc.id}/revisions`, { key: readKey })).body);
+      assert.deepEqual(
+        listed.revisions.map((r: any) => [r.number, r.title, r.userId, r.keyName]),
+        [
+          [2, 'History', ada.id, 'agent'],
+          [1, 'History', ada.id, 'agent'],
+        ],
+      );
+      assert.equal(listed.revisions[0].createdAt, edited.updatedAt);
+      assert.equal(ok(await reader.callTool({ name: 'list_revisions', arguments: { id: doc.id, limit: 1 } })).count, 1);
+      const first = ok(await reader.callTool({ name: 'get_revision', arguments: { id: doc.id, number: 1 } }));
+      assert.deepEqual(first, (await call(t.app, 'GET', `/v1/documents/${doc.id}/revisions/1`, { key: readKey })).body);
+      assert.equal(first.contentMarkdown, 'First words.');
+      failed(await reader.callTool({ name: 'get_revision', arguments: { id: doc.id, number: 3 } }), 'not_found');
+      failed(await reader.callTool({ name: 'list_revisions', arguments: { id: othersDoc.id } }), 'not_found');
+      failed(await reader.callTool({ name: 'get_revision', arguments: { id: othersDoc.id, number: 1 } }), 'not_found');
+      failed(await reader.callTool({ name: 'get_revision', arguments: { id: doc.id, number: 0 } }), 'invalid_request');
+
+      failed(await writer.callTool({ name: 'restore_revision', arguments: { id: doc.id, number: 1, expectedUpdatedAt: null } }), 'conflict');
+      const restored = ok(await writer.callTool({ name: 'restore_revision', arguments: { id: doc.id, number: 1, expectedUpdatedAt: edited.updatedAt } }));
+      assert.equal((await call(t.app, 'GET', `/v1/documents/${doc.id}`, { key: readKey })).body.contentMarkdown, 'First words.');
+      const after = ok(await reader.callTool({ name: 'list_revisions', arguments: { id: doc.id } }));
+      assert.deepEqual([after.count, after.revisions[0].number, after.revisions[0].createdAt], [3, 3, restored.updatedAt]);
+      await assert.rejects(reader.callTool({ name: 'restore_revision', arguments: { id: doc.id, number: 1, expectedUpdatedAt: restored.updatedAt } }), /restore_revision/);
     });
 
     it('reads documents as resources, under both URI forms', async () => {
