@@ -240,6 +240,58 @@ describe('folio command line', () => {
     await fails(env, /unknown key id/, 'key', 'revoke', 'key_nope');
   });
 
+  it('prunes history, keeping the newest N revisions of every document, and refuses a --keep that is not a whole number of at least 1', async () => {
+    const history = { ...env, DATABASE_URL: `sqlite:${join(dir, 'history.db')}` };
+    const u = await json(history, 'user', 'create', '--email', 'history@example.com', '--plan', 'pro');
+    const key = (await json(history, 'key', 'create', '--user', u.id, '--write')).key;
+    const docs = [];
+    for (const title of ['Once', 'Thrice', 'Six times']) docs.push((await json(history, 'doc', 'create', '--user', u.id, '--title', title, '--content', 'v1')).id);
+    const store = openSqliteStore(history.DATABASE_URL!.slice('sqlite:'.length));
+    const app = await buildApp({ config: testConfig(history), store });
+    const numbers = async (id: string) =>
+      (await call(app, 'GET', `/v1/documents/${id}/revisions?limit=100`, { key })).body.revisions.map((r: any) => r.number);
+    const edit = async (id: string, times: number) => {
+      let updatedAt: string | null = null;
+      for (let v = 2; v <= times + 1; v++) {
+        const r = await call(app, 'PATCH', `/v1/documents/${id}`, { key, body: { contentMarkdown: `v${v}`, expectedUpdatedAt: updatedAt } });
+        assert.equal(r.status, 200);
+        updatedAt = (await call(app, 'GET', `/v1/documents/${id}`, { key })).body.updatedAt;
+      }
+    };
+    try {
+      await edit(docs[1]!, 2);
+      await edit(docs[2]!, 5);
+      const before = await Promise.all(docs.map(numbers));
+      assert.deepEqual(before, [[1], [3, 2, 1], [6, 5, 4, 3, 2, 1]]);
+
+      for (const bad of ['0', '-1', '1.5', '2.0', '1e2', '+3', ' 3', '0x10', 'two', '', '99999999999999999999']) {
+        await fails(history, new RegExp(`^folio: --keep must be a whole number of at least 1, got "${bad.replace(/[.+]/g, '\\$&')}"$`), 'revisions', 'prune', '--keep', bad);
+      }
+      await fails(history, /required option '--keep <count>' not specified/, 'revisions', 'prune');
+      assert.deepEqual(await Promise.all(docs.map(numbers)), before, 'a refused prune removes nothing');
+
+      assert.deepEqual(await json(history, 'revisions', 'prune', '--keep', '3'), { removed: 3 });
+      assert.deepEqual(await Promise.all(docs.map(numbers)), [[1], [3, 2, 1], [6, 5, 4]]);
+      assert.equal((await call(app, 'GET', `/v1/documents/${docs[2]}/revisions/3`, { key })).status, 404, 'a pruned revision is gone');
+      assert.equal((await call(app, 'GET', `/v1/documents/${docs[2]}/revisions/6`, { key })).body.contentMarkdown, 'v6');
+
+      const readable = await folio(history, 'revisions', 'prune', '--keep', '1');
+      assert.equal(readable.code, 0, readable.stderr);
+      assert.equal(readable.stdout, 'Removed 4 revisions; every document keeps its newest revision.');
+      assert.deepEqual(await Promise.all(docs.map(numbers)), [[1], [3], [6]]);
+      assert.deepEqual(await json(history, 'revisions', 'prune', '--keep', '1'), { removed: 0 });
+      // The current state is always the newest revision, so it survives any prune; numbering goes on after it.
+      const current = (await call(app, 'GET', `/v1/documents/${docs[2]}`, { key })).body;
+      assert.equal(current.contentMarkdown, 'v6');
+      const r = await call(app, 'PATCH', `/v1/documents/${docs[2]}`, { key, body: { contentMarkdown: 'v7', expectedUpdatedAt: current.updatedAt } });
+      assert.equal(r.status, 200);
+      assert.deepEqual(await numbers(docs[2]!), [7, 6]);
+    } finally {
+      await app.close();
+      await store.close();
+    }
+  });
+
   it('creates the demo workspace once, with fresh keys on every run', async () => {
     const first = await json(env, 'demo');
     assert.deepEqual(Object.keys(first).sort(), ['baseUrl', 'key', 'userId', 'writeKey']);
@@ -342,7 +394,7 @@ describe('folio command line', () => {
   });
 
   it('has --help on every command and group', async () => {
-    for (const argv of [[], ['user'], ['user', 'create'], ['user', 'set-plan'], ['org'], ['org', 'create'], ['org', 'set-plan'], ['org', 'add-member'], ['org', 'remove-member'], ['key'], ['key', 'create'], ['key', 'list'], ['key', 'revoke'], ['project'], ['project', 'create'], ['project', 'share'], ['template', 'create'], ['chat', 'create'], ['doc', 'create'], ['serve'], ['migrate'], ['demo']]) {
+    for (const argv of [[], ['user'], ['user', 'create'], ['user', 'set-plan'], ['org'], ['org', 'create'], ['org', 'set-plan'], ['org', 'add-member'], ['org', 'remove-member'], ['key'], ['key', 'create'], ['key', 'list'], ['key', 'revoke'], ['project'], ['project', 'create'], ['project', 'share'], ['template', 'create'], ['chat', 'create'], ['doc', 'create'], ['revisions'], ['revisions', 'prune'], ['serve'], ['migrate'], ['demo']]) {
       const r = await folio(env, ...argv, '--help');
       assert.equal(r.code, 0, argv.join(' '));
       assert.match(r.stdout, /^Usage: folio/, argv.join(' '));

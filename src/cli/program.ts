@@ -13,6 +13,7 @@ import { registerProject } from './commands/project.js';
 import { registerTemplate } from './commands/template.js';
 import { registerChat } from './commands/chat.js';
 import { registerDoc } from './commands/doc.js';
+import { registerRevisions } from './commands/revisions.js';
 
 /**
  * Runs one `folio` command line and returns its exit status. Commands throw;
@@ -21,7 +22,7 @@ import { registerDoc } from './commands/doc.js';
 export async function run(argv: string[], io: CliIo): Promise<number> {
   const ctx = cliContext(io);
   const program = new Command('folio')
-    .description('Folio operator commands: run the server, and set up users, teams, plans, keys and content.')
+    .description('Folio operator commands: run the server; set up users, teams, plans, keys and content; prune document history.')
     // Also before the command's name (`folio --json user create …`); each command takes it after its name too.
     .option('--json', 'print one JSON object')
     .showHelpAfterError('(run with --help for usage)')
@@ -39,6 +40,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     registerTemplate,
     registerChat,
     registerDoc,
+    registerRevisions,
   ]) {
     register(program, ctx);
   }
