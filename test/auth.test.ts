@@ -34,7 +34,7 @@ describe('API keys', () => {
     const doc = (await t.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
     const seen: string[] = [];
     for (const [path, item] of Object.entries<Record<string, unknown>>(doc.paths)) {
-      const url = `/v1${path.replace('{id}', '6f1c1a52-3b0e-4c3e-9a55-2b8f8d1f0c11')}`;
+      const url = `/v1${path.replace('{id}', '6f1c1a52-3b0e-4c3e-9a55-2b8f8d1f0c11').replace('{number}', '1')}`;
       for (const method of Object.keys(item).map((m) => m.toUpperCase())) {
         for (const m of method === 'GET' ? ['GET', 'HEAD'] : [method]) {
           const res = await t.app.inject({ method: m as 'GET', url });
@@ -43,8 +43,8 @@ describe('API keys', () => {
         }
       }
     }
-    // Nine operations, seven of them GETs.
-    assert.equal(seen.length, 16, seen.join(', '));
+    // The spec's nine operations and the three of history (DESIGN §7): twelve, nine of them GETs.
+    assert.equal(seen.length, 21, seen.join(', '));
   });
 
   it('refuses a missing, malformed, unknown or mistyped key with 401', async () => {
@@ -129,6 +129,9 @@ describe('API keys', () => {
       ['GET', '/v1/templates'],
       ['GET', '/v1/organizations'],
       ['GET', '/v1/chats'],
+      ['GET', `/v1/documents/${id}/revisions`],
+      ['GET', `/v1/documents/${id}/revisions/1`],
+      ['POST', `/v1/documents/${id}/revisions/1/restore`],
     ] as const) {
       unauthorized(await call(t.app, method, url, { body: method === 'GET' ? undefined : { title: 'x' } }));
     }
@@ -147,7 +150,10 @@ describe('API keys', () => {
         body: { contentMarkdown: 'x', expectedUpdatedAt: null },
       }),
     );
+    const restore = `/v1/documents/${doc.id}/revisions/1/restore`;
+    unauthorized(await call(t.app, 'POST', restore, { key: read.secret, body: { expectedUpdatedAt: null } }));
     assert.equal((await call(t.app, 'POST', '/v1/documents', { key: write.secret, body })).status, 201);
+    assert.equal((await call(t.app, 'POST', restore, { key: write.secret, body: { expectedUpdatedAt: null } })).status, 200);
     const me = await call(t.app, 'GET', '/v1/me', { key: read.secret });
     assert.deepEqual(me.body.key, { name: 'test key', scopes: ['connector:read'] });
     const meWrite = await call(t.app, 'GET', '/v1/me', { key: write.secret });

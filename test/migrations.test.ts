@@ -459,14 +459,11 @@ describe('the search index rebuilt for the Unicode version of the running Node.j
     const dir = mkdtempSync(join(tmpdir(), 'folio-unicode-'));
     const file = join(dir, 'folio.db');
     try {
-      const { store, user, now } = await storeWithUser(file);
-      await store.createDocument({ userId: user.id, orgId: null }, { title: 'Kept', contentMarkdown: 'words', projectId: null, threadId: null }, now);
-      await store.close();
-      // The schema as migration 14 left it.
-      const db = new Database(file);
-      db.exec('DROP TABLE search_index_facts; DROP INDEX projects_by_creator');
-      db.pragma('user_version = 14');
-      db.close();
+      // A database as schema 14 wrote it, built by its own migrations: not
+      // today's schema with the later migrations' tables taken away, which
+      // every new migration would have to be added to.
+      const kept = { id: '00000000-0000-4000-8000-000000000151', title: 'Kept', content: 'words' };
+      databaseAt(file, 14, 'user_migrationowner0015', [kept], { rowid: (seq) => -seq, indexed: searchText, searchText });
 
       const heard: unknown[] = [];
       const migrated: unknown[] = [];
@@ -480,5 +477,66 @@ describe('the search index rebuilt for the Unicode version of the running Node.j
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+/**
+ * Migration 18 (DESIGN §7): a database from before history began gives
+ * each document one revision, its current state, of no known author; the
+ * revisions written afterwards are numbered after it.
+ */
+describe('migration 18: every document begins its history with its current state', () => {
+  let dir: string;
+  let file: string;
+  let store: Store;
+  const user = 'user_migrationowner0018';
+  const viewer = { userId: user, orgId: null };
+  const written = [
+    { id: '00000000-0000-4000-8000-000000000181', title: 'Never updated', content: 'as created' },
+    { id: '00000000-0000-4000-8000-000000000182', title: 'Updated', content: 'as updated' },
+  ];
+  const updatedAt = '2026-01-05T00:00:00.000Z';
+
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'folio-migrate-18-'));
+    file = join(dir, 'folio.db');
+    databaseAt(file, 17, user, written, { rowid: (seq) => -seq, indexed: searchText, searchText });
+    const db = new Database(file);
+    db.prepare('UPDATE documents SET updated_at = ?, sort_at = ? WHERE id = ?').run(updatedAt, updatedAt, written[1]!.id);
+    db.close();
+    store = openSqliteStore(file);
+  });
+  after(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('gives each document revision 1: its title and content, at its updatedAt or else its createdAt, by nobody', async () => {
+    const times = ['2026-01-01T00:00:00.000Z', updatedAt];
+    for (const [i, d] of written.entries()) {
+      const first = { number: 1, createdAt: times[i]!, title: d.title, userId: null, keyName: null };
+      assert.deepEqual(await store.listRevisions(viewer, d.id, 20), [first], d.title);
+      assert.deepEqual(await store.getRevision(viewer, d.id, 1), { ...first, contentMarkdown: d.content }, d.title);
+      assert.equal(await store.getRevision(viewer, d.id, 2), 'no_revision');
+    }
+    const db = new Database(file, { readonly: true });
+    try {
+      assert.equal(db.prepare('SELECT count(*) FROM document_revisions').pluck().get(), written.length);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('numbers the revisions of later changes after it', async () => {
+    const author = { userId: user, keyName: 'agent' };
+    const outcome = await store.updateDocument(viewer, written[1]!.id, { contentMarkdown: 'changed', expectedUpdatedAt: updatedAt, author }, () => '2026-02-01T00:00:00.000Z');
+    assert.equal(outcome.status, 'updated');
+    assert.deepEqual(
+      (await store.listRevisions(viewer, written[1]!.id, 20))?.map((r) => [r.number, r.createdAt, r.userId, r.keyName]),
+      [
+        [2, '2026-02-01T00:00:00.000Z', user, 'agent'],
+        [1, updatedAt, null, null],
+      ],
+    );
   });
 });

@@ -24,24 +24,63 @@ const OPERATIONS = {
   listChats: ['get', '/chats', 'connector:read', 200, 'ChatList', [400, 401, 402, 429, 500]],
 } as const;
 
-type OperationId = keyof typeof OPERATIONS;
+/** Document history (DESIGN §7): Folio's three operations beside the spec's nine. */
+const HISTORY_OPERATIONS = {
+  listRevisions: ['get', '/documents/{id}/revisions', 'connector:read', 200, 'RevisionList', [400, 401, 402, 404, 429, 500]],
+  getRevision: ['get', '/documents/{id}/revisions/{number}', 'connector:read', 200, 'Revision', [400, 401, 402, 404, 429, 500]],
+  restoreRevision: ['post', '/documents/{id}/revisions/{number}/restore', 'connector:write', 200, 'DocumentMutationResult', [400, 401, 402, 404, 409, 429, 500]],
+} as const;
+
+const ALL_OPERATIONS = { ...OPERATIONS, ...HISTORY_OPERATIONS };
+
+type OperationId = keyof typeof ALL_OPERATIONS;
+
+/**
+ * The fields of the spec's resources, as its tables list them: Folio's
+ * additions (history) must not add a field to any response of the spec's
+ * nine operations.
+ */
+const SPEC_SHAPES: Record<string, string[]> = {
+  Me: ['id', 'name', 'email', 'plan', 'key', 'organizations'],
+  OrganizationRef: ['id', 'name'],
+  Organization: ['id', 'name', 'createdAt'],
+  DocumentSummary: ['id', 'title', 'createdAt', 'updatedAt', 'threadId', 'url'],
+  Document: ['id', 'title', 'createdAt', 'updatedAt', 'threadId', 'url', 'contentMarkdown', 'project'],
+  ProjectRef: ['id', 'name'],
+  DocumentMutationResult: ['id', 'title', 'threadId', 'url'],
+  Project: ['id', 'name', 'description', 'createdAt', 'isSharedWithYou'],
+  Template: ['id', 'title', 'description', 'isSystem', 'isDefault'],
+  Chat: ['id', 'title', 'createdAt', 'updatedAt', 'messageCount', 'project', 'url'],
+  DocumentList: ['documents', 'count'],
+  ProjectList: ['projects', 'count'],
+  TemplateList: ['templates', 'count'],
+  OrganizationList: ['organizations', 'count'],
+  ChatList: ['chats', 'count'],
+  Error: ['error'],
+};
 
 const ORG = { in: 'query', name: 'organizationId', required: false, type: 'string' };
 const LIMIT = (d: number) => ({ in: 'query', name: 'limit', required: false, type: 'integer', minimum: 1, maximum: 100, default: d });
 const Q = { in: 'query', name: 'q', required: false, type: 'string', minLength: 1, maxLength: 200 };
 const PROJECT = { in: 'query', name: 'projectId', required: false, type: 'string' };
+const DOCUMENT_ID = { in: 'path', name: 'id', required: true, type: 'string', format: 'uuid' };
+const REVISION_NUMBER = { in: 'path', name: 'number', required: true, type: 'integer', minimum: 1, maximum: 2_147_483_647 };
 
 /** Every parameter the spec lists, with its type, bounds and default. */
 const PARAMETERS: Record<OperationId, Json[]> = {
   getMe: [],
   listDocuments: [Q, ORG, PROJECT, LIMIT(20)],
   createDocument: [],
-  getDocument: [{ in: 'path', name: 'id', required: true, type: 'string', format: 'uuid' }, ORG],
-  updateDocument: [{ in: 'path', name: 'id', required: true, type: 'string', format: 'uuid' }],
+  getDocument: [DOCUMENT_ID, ORG],
+  updateDocument: [DOCUMENT_ID],
   listProjects: [ORG, LIMIT(50)],
   listTemplates: [ORG, { in: 'query', name: 'includeSystem', required: false, type: 'string', enum: ['true', 'false'], default: 'true' }, LIMIT(50)],
   listOrganizations: [],
   listChats: [Q, ORG, PROJECT, LIMIT(20)],
+  listRevisions: [DOCUMENT_ID, ORG, LIMIT(20)],
+  getRevision: [DOCUMENT_ID, REVISION_NUMBER, ORG],
+  // organizationId of a restore is in its body, as for PATCH.
+  restoreRevision: [DOCUMENT_ID, REVISION_NUMBER],
 };
 
 const escapePointer = (s: string) => s.replaceAll('~', '~0').replaceAll('/', '~1');
@@ -51,7 +90,7 @@ describe('OpenAPI document', () => {
   let t: TestContext;
   let doc: Json;
   const op = (id: OperationId): Json => {
-    const [method, path] = OPERATIONS[id];
+    const [method, path] = ALL_OPERATIONS[id];
     return doc.paths[path][method];
   };
   const component = (ref: string) => doc.components.schemas[ref.replace('#/components/schemas/', '')];
@@ -109,13 +148,42 @@ describe('OpenAPI document', () => {
     }
   });
 
-  it('has exactly the nine operations of the spec, with their operationIds, methods and paths', () => {
+  it('has exactly the nine operations of the spec and the three of history, with their operationIds, methods and paths', () => {
     const found: string[] = [];
     for (const [path, item] of Object.entries<Json>(doc.paths)) {
       for (const [method, operation] of Object.entries<Json>(item)) found.push(`${operation.operationId} ${method} ${path}`);
     }
-    const expected = Object.entries(OPERATIONS).map(([id, [method, path]]) => `${id} ${method} ${path}`);
-    assert.deepEqual(found.sort(), expected.sort());
+    const line = ([id, [method, path]]: [string, readonly [string, string, ...unknown[]]]) => `${id} ${method} ${path}`;
+    for (const spec of Object.entries(OPERATIONS).map(line)) assert.ok(found.includes(spec), `the spec's ${spec}`);
+    assert.deepEqual(found.sort(), Object.entries(ALL_OPERATIONS).map(line).sort());
+    assert.deepEqual(Object.keys(HISTORY_OPERATIONS).map((id) => op(id as OperationId).tags), [['History'], ['History'], ['History']]);
+  });
+
+  it("keeps the shapes of the spec's resources: history adds no field to a response of the spec's nine operations", () => {
+    for (const [name, fields] of Object.entries(SPEC_SHAPES)) {
+      const schema = doc.components.schemas[name];
+      assert.deepEqual(Object.keys(schema.properties), fields, name);
+      assert.deepEqual(schema.required, fields, `${name}: every field required`);
+    }
+    assert.deepEqual(Object.keys(doc.components.schemas.Me.properties.key.properties), ['name', 'scopes']);
+    // Every schema a response of the nine names, directly or through a reference, is one of the spec's.
+    const named = new Set<string>();
+    const walk = (node: unknown): void => {
+      if (Array.isArray(node)) node.forEach(walk);
+      else if (node !== null && typeof node === 'object') {
+        for (const [k, v] of Object.entries(node)) {
+          if (k === '$ref' && typeof v === 'string') {
+            const name = v.replace('#/components/schemas/', '');
+            if (!named.has(name)) {
+              named.add(name);
+              walk(doc.components.schemas[name]);
+            }
+          } else walk(v);
+        }
+      }
+    };
+    for (const id of Object.keys(OPERATIONS)) walk(op(id as OperationId).responses);
+    assert.deepEqual([...named].sort(), Object.keys(SPEC_SHAPES).sort());
   });
 
   it('hides the routes that are not API operations', () => {
@@ -125,7 +193,7 @@ describe('OpenAPI document', () => {
   it('declares the bearer scheme and the scope each operation needs, in its security and its description', () => {
     assert.deepEqual(doc.components.securitySchemes.bearerAuth, { ...doc.components.securitySchemes.bearerAuth, type: 'http', scheme: 'bearer' });
     assert.deepEqual(doc.security, [{ bearerAuth: [] }]);
-    for (const [id, [, , scope]] of Object.entries(OPERATIONS)) {
+    for (const [id, [, , scope]] of Object.entries(ALL_OPERATIONS)) {
       const operation = op(id as OperationId);
       assert.deepEqual(operation.security, [{ bearerAuth: [scope] }], id);
       assert.ok(operation.description.includes(`\`${scope}\``), `${id}: description names ${scope}`);
@@ -164,13 +232,21 @@ describe('OpenAPI document', () => {
     assert.deepEqual(update.properties.expectedUpdatedAt.type, ['string', 'null']);
     assert.equal(update.properties.expectedUpdatedAt.format, 'date-time');
     assert.deepEqual([update.properties.title.minLength, update.properties.title.maxLength], [1, 200]);
+
+    const restore = component(op('restoreRevision').requestBody.content['application/json'].schema.$ref);
+    assert.equal(op('restoreRevision').requestBody.required, true);
+    assert.deepEqual(restore.required, ['expectedUpdatedAt']);
+    assert.deepEqual(Object.keys(restore.properties).sort(), ['expectedUpdatedAt', 'organizationId']);
+    assert.deepEqual(restore.properties.expectedUpdatedAt.type, ['string', 'null']);
+    assert.equal(restore.properties.expectedUpdatedAt.format, 'date-time');
+    assert.equal(restore.properties.organizationId.pattern, '^org_');
   });
 
   it('lists each success and each error status of the spec, errors with the Error schema and its code enum', () => {
     const error = doc.components.schemas.Error;
     assert.deepEqual(error.properties.error.properties.code, { type: 'string', enum: [...ERROR_CODES] });
     assert.deepEqual(error.properties.error.required, ['code', 'message']);
-    for (const [id, [, , , success, schema, errors]] of Object.entries(OPERATIONS)) {
+    for (const [id, [, , , success, schema, errors]] of Object.entries<readonly [string, string, string, number, string, readonly number[]]>(ALL_OPERATIONS)) {
       const responses = op(id as OperationId).responses;
       assert.deepEqual(Object.keys(responses).map(Number).sort(), [success, ...errors].sort(), id);
       assert.equal(responses[success].content['application/json'].schema.$ref, `#/components/schemas/${schema}`, id);
@@ -186,11 +262,14 @@ describe('OpenAPI document', () => {
   });
 
   it('names its schemas as components', () => {
-    for (const name of ['Me', 'OrganizationRef', 'Organization', 'DocumentSummary', 'Document', 'ProjectRef', 'DocumentMutationResult', 'Project', 'Template', 'Chat', 'Error']) {
+    for (const name of ['Me', 'OrganizationRef', 'Organization', 'DocumentSummary', 'Document', 'ProjectRef', 'DocumentMutationResult', 'Project', 'Template', 'Chat', 'Error', 'RevisionSummary', 'Revision', 'RevisionList']) {
       assert.equal(doc.components.schemas[name]?.type, 'object', name);
     }
     const summary = doc.components.schemas.DocumentList.properties.documents.items;
     assert.deepEqual(summary, { $ref: '#/components/schemas/DocumentSummary' });
+    assert.deepEqual(doc.components.schemas.RevisionList.properties.revisions.items, { $ref: '#/components/schemas/RevisionSummary' });
+    assert.deepEqual(Object.keys(doc.components.schemas.RevisionSummary.properties), ['number', 'createdAt', 'title', 'userId', 'keyName']);
+    assert.deepEqual(Object.keys(doc.components.schemas.Revision.properties), ['number', 'createdAt', 'title', 'userId', 'keyName', 'contentMarkdown']);
     // Nullable fields are typed `[type, 'null']`; a nullable reference stays a union.
     const document = doc.components.schemas.Document.properties;
     assert.deepEqual(document.updatedAt, { format: 'date-time', examples: ['2026-05-04T09:30:00.000Z'], type: ['string', 'null'] });
@@ -223,7 +302,8 @@ describe('OpenAPI document', () => {
         }
       }
     }
-    assert.equal(checked, 2 + 9 + Object.values(OPERATIONS).reduce((n, o) => n + o[5].length, 0));
+    // Three request bodies (create, update, restore), twelve successes, and each operation's errors.
+    assert.equal(checked, 3 + 12 + Object.values(ALL_OPERATIONS).reduce((n, o) => n + o[5].length, 0));
   });
 
   it('is the very document the reference page loads', async () => {
