@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { foldTitle } from '../../src/domain/search.js';
 import { canSeeContent, canSeeProject, type Viewer } from '../../src/domain/visibility.js';
-import type { Store } from '../../src/store/store.js';
+import type { RevisionRow, RevisionSummaryRow, Store } from '../../src/store/store.js';
 import type { Model } from './model.js';
 
 /** Large enough for every world of the suite; the API's own maximum. */
@@ -15,7 +15,9 @@ const ids = (rows: readonly { id: string | number }[]) => rows.map((r) => r.id);
  * searched for `word`, per project, one by one), chats (listed, by title,
  * per project, one by one), projects (with isSharedWithYou) and templates
  * (with and without the system ones, and which is each workspace's
- * default). `who` names the viewer in failures.
+ * default), and each document's history (listed, its newest and oldest
+ * revisions read) exactly when the document is seen. `who` names the
+ * viewer in failures.
  */
 export async function checkView(store: Store, model: Model, viewer: Viewer, who: string, word: string): Promise<void> {
   const see = (what: string) => `${who} ${what}`;
@@ -45,8 +47,17 @@ export async function checkView(store: Store, model: Model, viewer: Viewer, who:
   }
 
   for (const doc of model.documents.values()) {
+    const visible = canSeeContent(viewer, model.contentFacts(doc), model.isMember);
     const seen = await store.getDocument(viewer, doc.id);
-    assert.equal(seen?.id, canSeeContent(viewer, model.contentFacts(doc), model.isMember) ? doc.id : undefined, see(`reads document "${doc.title}"`));
+    assert.equal(seen?.id, visible ? doc.id : undefined, see(`reads document "${doc.title}"`));
+    // Its history is shown exactly to those who see the document (DESIGN §7).
+    const revisions = model.revisionsOf(doc.id);
+    const listed = await store.listRevisions(viewer, doc.id, ALL);
+    assert.deepEqual(listed && listed.map(summary), visible ? revisions.map(summary) : null, see(`lists the revisions of "${doc.title}"`));
+    for (const revision of [revisions[0]!, revisions.at(-1)!]) {
+      const read = await store.getRevision(viewer, doc.id, revision.number);
+      assert.deepEqual(typeof read === 'string' ? read : whole(read), visible ? revision : 'no_document', see(`reads revision ${revision.number} of "${doc.title}"`));
+    }
   }
   for (const chat of model.chats.values()) {
     const visible = canSeeContent(viewer, model.contentFacts(chat), model.isMember);
@@ -61,6 +72,10 @@ export async function checkView(store: Store, model: Model, viewer: Viewer, who:
     assert.deepEqual(ids(chats), ids(model.visibleChats(viewer, filter)), see(`lists the chats of "${project.name}"`));
   }
 }
+
+/** A revision's fields the interface names (a store may carry more). */
+const summary = ({ number, createdAt, title, userId, keyName }: RevisionSummaryRow) => ({ number, createdAt, title, userId, keyName });
+const whole = (row: RevisionRow) => ({ ...summary(row), contentMarkdown: row.contentMarkdown });
 
 async function projectFlags(store: Store, viewer: Viewer): Promise<{ id: string; isSharedWithYou: boolean }[]> {
   return (await store.listProjects(viewer, ALL)).map((p) => ({ id: p.id, isSharedWithYou: p.isSharedWithYou }));

@@ -11,6 +11,7 @@ import type {
   NewProject,
   NewTemplate,
   OrgRecord,
+  RevisionAuthor,
   Store,
   UpdateOutcome,
   UserRecord,
@@ -24,6 +25,9 @@ const EPOCH = Date.parse('2026-01-01T00:00:00.000Z');
 export const at = (seconds: number): string => toIso(Date.parse('2026-06-01T00:00:00.000Z') + Math.round(seconds * 1000));
 
 type With<T, K extends keyof T> = Partial<Omit<T, K>>;
+
+/** The author a revision records: none when the change named none (the command line's). */
+const authorOf = (author: RevisionAuthor | null | undefined) => ({ userId: author?.userId ?? null, keyName: author?.keyName ?? null });
 
 /**
  * Factories with overrides: each writes through the store, as the command
@@ -98,8 +102,10 @@ export function fixtures(store: Store, model: Model) {
       assert.equal(row === null, expected === null, `createDocument ${row === null ? 'refused' : 'accepted'} a document that workspaceForNewContent ${expected === null ? 'refuses' : 'accepts'}`);
       if (row === null || expected === null) return null;
       assert.deepEqual({ title: row.title, threadId: row.threadId, updatedAt: row.updatedAt }, { title: input.title, threadId: input.threadId, updatedAt: null });
-      const doc: DocumentModel = { ...input, id: row.id, workspaceId: expected, createdAt: now, updatedAt: null };
+      const { author, ...fields } = input;
+      const doc: DocumentModel = { ...fields, id: row.id, workspaceId: expected, createdAt: now, updatedAt: null };
       model.documents.set(doc.id, doc);
+      model.recordRevision(doc.id, { createdAt: now, title: doc.title, contentMarkdown: doc.contentMarkdown, ...authorOf(author) });
       return doc;
     },
 
@@ -122,6 +128,7 @@ export function fixtures(store: Store, model: Model) {
       const outcome = await store.updateDocument(viewer, id, replacement, next);
       if (outcome.status === 'updated' && known !== undefined) {
         Object.assign(known, { contentMarkdown: replacement.contentMarkdown, title: replacement.title ?? known.title, updatedAt: outcome.document.updatedAt });
+        model.recordRevision(id, { createdAt: outcome.document.updatedAt!, title: known.title, contentMarkdown: known.contentMarkdown, ...authorOf(replacement.author) });
       }
       return outcome;
     },

@@ -38,6 +38,16 @@ export interface DocumentModel extends ContentModel {
   threadId: string | null;
 }
 
+/** One recorded state of a document (DESIGN §7), as the suite wrote it. */
+export interface RevisionModel {
+  number: number;
+  createdAt: string;
+  title: string;
+  contentMarkdown: string;
+  userId: string | null;
+  keyName: string | null;
+}
+
 export interface ChatModel extends ContentModel {
   title: string | null;
   messageCount: number;
@@ -82,11 +92,25 @@ export class Model {
   readonly templates = new Map<number, TemplateModel>();
   /** The members of each organization now. */
   readonly members = new Map<string, Set<string>>();
+  /** Each document's revisions, oldest first. */
+  readonly revisions = new Map<string, RevisionModel[]>();
 
   readonly isMember = (orgId: string, userId: string): boolean => this.members.get(orgId)?.has(userId) ?? false;
 
   contentFacts(item: ContentModel): ContentFacts {
     return { workspaceId: item.workspaceId, project: item.projectId === null ? null : this.project(item.projectId) };
+  }
+
+  /** A creation or an update of `documentId` wrote this state at `createdAt`: its next revision. */
+  recordRevision(documentId: string, state: Omit<RevisionModel, 'number'>): void {
+    const revisions = this.revisions.get(documentId) ?? [];
+    revisions.push({ number: (revisions.at(-1)?.number ?? 0) + 1, ...state });
+    this.revisions.set(documentId, revisions);
+  }
+
+  /** A document's revisions, newest first, as listRevisions answers them. */
+  revisionsOf(documentId: string): RevisionModel[] {
+    return [...(this.revisions.get(documentId) ?? [])].reverse();
   }
 
   project(id: string): ProjectModel {

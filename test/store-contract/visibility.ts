@@ -31,7 +31,7 @@ interface Place {
   project: UserName[] | null;
 }
 
-/** Each place holds one document and one chat. tShared is shared with C and E, who are not in T. */
+/** Each place holds one document (created, then updated once) and one chat. tShared is shared with C and E, who are not in T. */
 const PLACES: Record<string, Place> = {
   aHome: { by: 'A', team: null, project: null },
   aPrivate: { by: 'A', team: null, project: [] },
@@ -77,7 +77,11 @@ export function visibilityContract(open: OpenStore): void {
       const orgId = spec.team === null ? null : teams[spec.team];
       const shareWith = spec.project?.map((u) => users[u]);
       const projectId = shareWith === undefined ? null : (await h.make.project(creator, { orgId, name: place, shareWith })).id;
-      await h.make.doc({ userId: creator, orgId }, { title: `${place} notes`, contentMarkdown: `${WORD} in ${place}`, projectId });
+      const viewer = { userId: creator, orgId };
+      const doc = await h.make.doc(viewer, { title: `${place} notes`, contentMarkdown: `${WORD} in ${place}`, projectId, author: { userId: creator, keyName: null } });
+      // A second revision, so that a document's history is more than its creation.
+      const revised = await h.make.update(viewer, doc.id, { contentMarkdown: `${WORD} in ${place}, revised`, author: { userId: creator, keyName: place } });
+      assert.equal(revised.status, 'updated');
       await h.make.chat(creator, { orgId, projectId, title: `Leakcheck ${place}` });
     }
 
