@@ -55,7 +55,10 @@ export function run(cmd: string, argv: string[], cwd: string) {
 /** Compiles a checkout of Folio and its benchmark as `npm run bench` does, into its bench/results/build. */
 export function build(dir: string): string {
   run(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'bench/tsconfig.json'], dir);
-  return join(dir, 'bench', 'results', 'build');
+  const out = join(dir, 'bench', 'results', 'build');
+  // The compiled src/version.js reads ../package.json, as dist/version.js finds the checkout's.
+  copyFileSync(join(dir, 'package.json'), join(out, 'package.json'));
+  return out;
 }
 
 /** Node on one core (taskset); its standard error is kept and printed if it fails. */
