@@ -125,6 +125,17 @@ function client(t: TestContext, w: World) {
       call(t.app, 'POST', '/v1/documents', { key: w.users[caller][key], body }),
     patch: (caller: CallerName, id: string, body: Record<string, unknown>, key: 'write' | 'read' = 'write') =>
       call(t.app, 'PATCH', `/v1/documents/${id}`, { key: w.users[caller][key], body }),
+    restore: (caller: CallerName, id: string, number: number, body: Record<string, unknown>, key: 'write' | 'read' = 'write') =>
+      call(t.app, 'POST', `/v1/documents/${id}/revisions/${number}/restore`, { key: w.users[caller][key], body }),
+    /** The place's document's history as its creator lists it, newest first. */
+    async history(place: PlaceName) {
+      const spec = PLACES[place];
+      const res = await call(t.app, 'GET', `/v1/documents/${w.docs[place].id}/revisions${query({ ...w.scope(spec.team ?? 'personal'), limit: '100' })}`, {
+        key: w.users[spec.by].read,
+      });
+      assert.equal(res.status, 200, `${place}'s creator lists its history`);
+      return res.body.revisions as { number: number; createdAt: string; title: string; userId: string | null; keyName: string | null }[];
+    },
     /** The place's document as its creator reads it. */
     async read(place: PlaceName) {
       const spec = PLACES[place];
@@ -254,6 +265,35 @@ describe('access matrix: reads', () => {
       if (scope !== 'personal' && CONTENT[caller][scope] === NO_ACCESS) {
         const other = await api.get(caller, `/documents/${randomUUID()}`, { organizationId: unknownOrg() });
         eq([random.status, random.body], [other.status, other.body], `${label}: an inaccessible team is an unknown one`);
+      }
+    }
+  });
+
+  counted("a document's history (GET …/revisions and …/revisions/{number}) is shown exactly with the document; any other is the same 404 as a random id", async () => {
+    for (const { caller, scope, label } of cells) {
+      const randomId = randomUUID();
+      const random = { list: await api.get(caller, `/documents/${randomId}/revisions`, w.scope(scope)), one: await api.get(caller, `/documents/${randomId}/revisions/1`, w.scope(scope)) };
+      eq([random.list.status, random.list.body.error.code], [404, 'not_found'], `${label}: a random id's history`);
+      eq([random.one.status, random.one.body.error.code], [404, 'not_found'], `${label}: a random id's revision`);
+      for (const place of PLACE_NAMES) {
+        const doc = w.docs[place];
+        const list = await api.get(caller, `/documents/${doc.id}/revisions`, w.scope(scope));
+        const one = await api.get(caller, `/documents/${doc.id}/revisions/1`, w.scope(scope));
+        if (sees(caller, scope, place)) {
+          // Written by the world's fixtures, as the command line writes: no author.
+          const first = { number: 1, createdAt: list.body.revisions[0]?.createdAt, title: `Document of ${place}`, userId: null, keyName: null };
+          eq([list.status, list.body.revisions, list.body.count], [200, [first], 1], `${label}: ${place}'s history`);
+          eq([one.status, one.body], [200, { ...first, contentMarkdown: doc.content }], `${label}: ${place}'s revision 1`);
+          const missing = await api.get(caller, `/documents/${doc.id}/revisions/2`, w.scope(scope));
+          eq([missing.status, missing.body.error.code], [404, 'not_found'], `${label}: ${place}'s revision 2`);
+        } else {
+          eq([list.status, list.body], [random.list.status, random.list.body], `${label}: ${place}'s history is a random id's`);
+          eq([one.status, one.body], [random.one.status, random.one.body], `${label}: ${place}'s revision 1 is a random id's`);
+        }
+      }
+      if (scope !== 'personal' && CONTENT[caller][scope] === NO_ACCESS) {
+        const other = await api.get(caller, `/documents/${randomUUID()}/revisions`, { organizationId: unknownOrg() });
+        eq([random.list.status, random.list.body], [other.status, other.body], `${label}: an inaccessible team is an unknown one`);
       }
     }
   });
@@ -391,6 +431,42 @@ describe('access matrix: writes', () => {
     }
   });
 
+  counted('POST …/revisions/{number}/restore restores exactly the visible documents, as a new revision by the key; any other is the same 404 as a random id and stays unchanged', async () => {
+    const stale = '2000-01-01T00:00:00.000Z';
+    for (const { caller, scope, label } of cells) {
+      const random = await api.restore(caller, randomUUID(), 1, { ...w.scope(scope), expectedUpdatedAt: null });
+      eq([random.status, random.body.error.code], [404, 'not_found'], `${label}: a random id`);
+      for (const place of PLACE_NAMES) {
+        const id = w.docs[place].id;
+        const before = await api.read(place);
+        const history = await api.history(place);
+        // A read-only key is refused before anything is looked up, visible or not.
+        const readOnly = await api.restore(caller, id, 1, { ...w.scope(scope), expectedUpdatedAt: before.updatedAt }, 'read');
+        eq(readOnly.status, 401, `${label}: ${place} with a read-only key`);
+        if (sees(caller, scope, place)) {
+          const res = await api.restore(caller, id, 1, { ...w.scope(scope), expectedUpdatedAt: before.updatedAt });
+          eq([res.status, res.body.id, res.body.title], [200, id, `Document of ${place}`], `${label}: restores ${place}`);
+          const after = await api.read(place);
+          eq(after.contentMarkdown, w.docs[place].content, `${label}: ${place}'s creator reads revision 1's content`);
+          const [newest, ...older] = await api.history(place);
+          eq(older, history, `${label}: ${place}'s earlier revisions are kept`);
+          eq(
+            newest,
+            { number: history[0]!.number + 1, createdAt: after.updatedAt, title: `Document of ${place}`, userId: w.users[caller].id, keyName: `${caller} write` },
+            `${label}: ${place}'s new revision, by the restoring key`,
+          );
+        } else {
+          for (const expectedUpdatedAt of [before.updatedAt, stale]) {
+            const res = await api.restore(caller, id, 1, { ...w.scope(scope), expectedUpdatedAt });
+            eq([res.status, res.body], [random.status, random.body], `${label}: ${place} (expecting ${expectedUpdatedAt}) is a random id`);
+          }
+          eq(await api.read(place), before, `${label}: ${place} is unchanged`);
+          eq(await api.history(place), history, `${label}: ${place}'s history is unchanged`);
+        }
+      }
+    }
+  });
+
   counted('POST /documents creates in a visible project or in an accessible scope, where the same people see it; otherwise 404 like an unknown project', async () => {
     const db = new Database(t.config.database.file, { readonly: true });
     const countDocuments = () => (db.prepare('SELECT count(*) AS n FROM documents').get() as { n: number }).n;
@@ -499,6 +575,13 @@ describe('access matrix: membership removal takes effect on the next request', (
       const unknown = await api.get('B', path, gone);
       eq([res.status, res.body], [400, unknown.body], `B lists ${path} of T: 400 as for an unknown team`);
     }
+    for (const path of [`/documents/${tHome}/revisions`, `/documents/${tHome}/revisions/1`]) {
+      const res = await api.get('B', path, { organizationId: T });
+      const unknown = await api.get('B', path, gone);
+      eq([res.status, res.body], [404, unknown.body], `B reads ${path} of T: 404 as for an unknown team`);
+    }
+    const restore = await api.restore('B', tHome, 1, { organizationId: T, expectedUpdatedAt: null });
+    eq([restore.status, restore.body], [404, readUnknown.body], 'B restores tHome: 404 as for an unknown team');
     const patch = await api.patch('B', tHome, { organizationId: T, contentMarkdown: 'x', expectedUpdatedAt: null });
     eq(patch.status, 404, 'B updates tHome');
     eq((await api.post('B', { organizationId: T, title: 'x', contentMarkdown: 'x' })).status, 404, 'B creates in T');
@@ -518,6 +601,7 @@ describe('access matrix: membership removal takes effect on the next request', (
     // Membership is the gate: back in the team, B sees its content again.
     await t.store.addMember(T, w.users.B.id, new Date(t.clock()).toISOString());
     eq((await api.get('B', `/documents/${tHome}`, { organizationId: T })).status, 200, 'B reads tHome once a member again');
+    eq((await api.get('B', `/documents/${tHome}/revisions`, { organizationId: T })).status, 200, "B reads tHome's history once a member again");
   });
 
   counted("a project's creator removed from the team loses the project too", async () => {
