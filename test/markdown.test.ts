@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { applyEdits, headings, occurrences, readLines, splitLines } from '../src/domain/markdown.js';
+import { applyEdits, COUNT_LIMIT, headings, occurrences, readLines, splitLines } from '../src/domain/markdown.js';
 
 describe('Markdown by lines (get_document)', () => {
   it('counts lines, a final newline closing the last one', () => {
@@ -41,6 +41,15 @@ describe('Markdown by lines (get_document)', () => {
     ]);
   });
 
+  it('reads long lines of spaces, tabs and hashes as any others (a backtracking pattern took seconds on them)', () => {
+    const blanks = ' \t'.repeat(50_000);
+    assert.deepEqual(headings([`#${blanks}\r x`, `##${blanks}${'#'.repeat(1000)}`, `#\u2028${blanks}`, `# a${blanks}#${blanks}`]), [
+      { line: 1, level: 1, text: 'x' },
+      { line: 2, level: 2, text: '' },
+      { line: 4, level: 1, text: 'a' },
+    ]);
+  });
+
   it('reads a range of lines, an end past the last line reading to it', () => {
     const md = 'one\ntwo\nthree\n';
     assert.deepEqual(readLines(md, {}), { ok: true, text: md, lineCount: 3, headings: [], startLine: 1, endLine: 3 });
@@ -71,6 +80,11 @@ describe('edits (edit_document)', () => {
     assert.equal(occurrences('aaa', 'aa'), 2);
     assert.equal(occurrences('abcabc', 'abc'), 2);
     assert.equal(occurrences('abc', 'd'), 0);
+  });
+
+  it('stops counting at COUNT_LIMIT, however long the text and the needle', () => {
+    assert.equal(occurrences('a'.repeat(300_000), 'a'.repeat(150_000)), COUNT_LIMIT);
+    assert.deepEqual(applyEdits('b'.repeat(1000), [{ oldText: 'bb', newText: '' }]), { ok: false, edit: 0, occurrences: COUNT_LIMIT });
   });
 
   it('applies edits in order, each to what the previous left, with `$` as plain text', () => {

@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { AppDeps } from '../src/app.js';
 import { EDIT_ATTEMPTS } from '../src/services/documents.js';
+import { generateKey } from '../src/domain/keys.js';
 import { call, logCollector, setup, type TestContext } from './helpers.js';
 
 /**
@@ -399,8 +400,10 @@ describe('MCP endpoint: HTTP', () => {
     const user = await t.make.user();
     const revoked = await t.make.key(user.id);
     await t.store.revokeKey(revoked.record.id, new Date().toISOString());
-    const unknown = (await t.make.key(user.id)).secret.replace(/^fol_./, 'fol_x');
-    for (const bad of [undefined, 'not-a-key', unknown, revoked.secret]) {
+    // Well formed, with a right checksum, but never stored: refused by the database look-up.
+    const unknown = generateKey();
+    const misspelt = `${revoked.secret.slice(0, -1)}${revoked.secret.endsWith('a') ? 'b' : 'a'}`;
+    for (const bad of [undefined, 'not-a-key', misspelt, unknown, revoked.secret]) {
       const res = await post(t.base, initialize('2025-06-18'), bad);
       assert.equal(res.status, 401, String(bad));
       assert.equal(res.headers.get('www-authenticate'), 'Bearer');
@@ -437,7 +440,7 @@ describe('MCP endpoint: HTTP', () => {
     await modern.close();
   });
 
-  it('refuses a body that is not JSON in the envelope', async () => {
+  it('refuses a body that is not JSON, and a JSON-RPC batch, in the envelope', async () => {
     const res = await fetch(`${t.base}/mcp`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
@@ -445,6 +448,35 @@ describe('MCP endpoint: HTTP', () => {
     });
     assert.equal(res.status, 400);
     assert.equal((await res.json()).error.code, 'invalid_request');
+    const batch = await post(t.base, [initialize('2025-03-26'), { jsonrpc: '2.0', id: 2, method: 'tools/list' }], key);
+    assert.equal(batch.status, 400);
+    assert.match((await batch.json()).error.message, /batches are not accepted/);
+  });
+});
+
+describe('MCP requests that cannot be read are checked and counted first', () => {
+  it('counts a batch or an unreadable body as one read, and refuses it 429 past the limit, or 402 without a plan, before saying it is malformed', async () => {
+    const t = await serve({ READ_LIMIT_PER_MIN: '2', WRITE_LIMIT_PER_MIN: '1' });
+    try {
+      const user = await t.make.user();
+      const key = (await t.make.key(user.id, { write: true })).secret;
+      const create = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'create_document', arguments: { title: 'x', contentMarkdown: 'y' } } });
+      // A batch of writes writes nothing, and costs a read, not the one write.
+      assert.equal((await post(t.base, [create(1), create(2), create(3)], key, { 'mcp-protocol-version': '2025-03-26' })).status, 400);
+      assert.equal((await call(t.app, 'GET', '/v1/documents', { key })).body.count, 0);
+      const notJson = () =>
+        fetch(`${t.base}/mcp`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: '{' });
+      const refused = await notJson();
+      assert.equal(refused.status, 429);
+      assert.ok(Number(refused.headers.get('retry-after')) >= 1);
+      assert.equal((await call(t.app, 'POST', '/v1/documents', { key, body: { title: 'x', contentMarkdown: 'y' } })).status, 201);
+      await t.store.setUserPlan(user.id, null);
+      const unpaid = await notJson();
+      assert.equal(unpaid.status, 402);
+      assert.equal((await unpaid.json()).error.code, 'plan_required');
+    } finally {
+      await t.close();
+    }
   });
 });
 
@@ -562,9 +594,35 @@ describe('MCP rate limits are the REST API\'s', () => {
 describe('edit_document under concurrent writers', () => {
   it('keeps every change when many edit_document calls and REST read-modify-write clients change one long document at once', async () => {
     const t = await serve({ READ_LIMIT_PER_MIN: '1000000', WRITE_LIMIT_PER_MIN: '1000000', LOG_LEVEL: 'warn' });
+    // The store lets other requests run between a read and the write that follows it, as a
+    // database server does; and it counts the writes of edit_document that found the document changed.
+    let editConflicts = 0;
+    const yielding = new Proxy(t.store, {
+      get(store, name, receiver) {
+        if (name === 'getDocument') {
+          return async (...args: Parameters<typeof store.getDocument>) => {
+            const read = await store.getDocument(...args);
+            await new Promise(setImmediate);
+            return read;
+          };
+        }
+        if (name === 'updateDocument') {
+          return async (...args: Parameters<typeof store.updateDocument>) => {
+            const outcome = await store.updateDocument(...args);
+            if (outcome.status === 'conflict' && args[2].author?.keyName === 'agent') editConflicts++;
+            return outcome;
+          };
+        }
+        return Reflect.get(store, name, receiver);
+      },
+    });
+    const { buildApp } = await import('../src/app.js');
+    const app = await buildApp({ config: t.config, store: yielding, clock: t.clock, logStream: t.logs.stream });
     try {
+      const base = await app.listen({ port: 0, host: '127.0.0.1' });
       const user = await t.make.user();
-      const key = (await t.make.key(user.id, { write: true })).secret;
+      const agentKey = (await t.make.key(user.id, { write: true, name: 'agent' })).secret;
+      const restKey = (await t.make.key(user.id, { write: true, name: 'rest' })).secret;
       const PARAGRAPHS = 40;
       const filler = 'Lorem ipsum dolor sit amet, consectetur adipiscing elit. '.repeat(22);
       const paragraph = (k: number, state: string) => `## Section ${k}\n\nParagraph ${k} is ${state}. ${filler}`;
@@ -573,38 +631,44 @@ describe('edit_document under concurrent writers', () => {
       assert.ok(content(() => 'original').length > 50_000);
 
       const agents = PARAGRAPHS / 2;
-      const clients = await Promise.all(Array.from({ length: agents }, () => connect(t.base, key)));
+      const clients = await Promise.all(Array.from({ length: agents }, () => connect(base, agentKey)));
       let restConflicts = 0;
+      const ATTEMPTS = 200;
 
       const agentEdit = async (k: number) => {
-        for (;;) {
+        for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
           const result = await clients[k]!.callTool({
             name: 'edit_document',
             arguments: { id: doc.id, edits: [{ oldText: `Paragraph ${k} is original.`, newText: `Paragraph ${k} is edited by agent ${k}.` }] },
           });
           if (!result.isError) return;
-          // Re-applied a few times already (DESIGN §6); the agent may call again.
+          // Re-applied EDIT_ATTEMPTS times already (DESIGN §6); the agent may call again.
           failed(result, 'conflict');
         }
+        assert.fail(`agent ${k} never got its edit in`);
       };
       const restEdit = async (k: number) => {
-        for (;;) {
-          const read = await call(t.app, 'GET', `/v1/documents/${doc.id}`, { key });
+        for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+          const read = await call(app, 'GET', `/v1/documents/${doc.id}`, { key: restKey });
           const changed = read.body.contentMarkdown.replace(`Paragraph ${k} is original.`, `Paragraph ${k} is rewritten by client ${k}.`);
-          const res = await call(t.app, 'PATCH', `/v1/documents/${doc.id}`, { key, body: { contentMarkdown: changed, expectedUpdatedAt: read.body.updatedAt } });
+          const res = await call(app, 'PATCH', `/v1/documents/${doc.id}`, { key: restKey, body: { contentMarkdown: changed, expectedUpdatedAt: read.body.updatedAt } });
           if (res.status === 200) return;
           assert.equal(res.status, 409);
           restConflicts++;
         }
+        assert.fail(`client ${k} never got its write in`);
       };
       await Promise.all(Array.from({ length: PARAGRAPHS }, (_, k) => (k < agents ? agentEdit(k) : restEdit(k))));
 
-      const final = (await call(t.app, 'GET', `/v1/documents/${doc.id}`, { key })).body.contentMarkdown;
+      const final = (await call(app, 'GET', `/v1/documents/${doc.id}`, { key: restKey })).body.contentMarkdown;
       assert.equal(final, content((k) => (k < agents ? `edited by agent ${k}` : `rewritten by client ${k}`)));
-      // The writers did meet: REST clients were refused and read again.
-      assert.ok(restConflicts > 0, 'no REST write ever conflicted: the writers did not overlap');
+      // The writers did meet: edit_document found the document changed under it and applied its edit again,
+      // and REST clients were refused and read again.
+      assert.ok(editConflicts > 0, 'edit_document never found the document changed between its read and its write');
+      assert.ok(restConflicts > 0, 'no REST write ever conflicted');
       await Promise.all(clients.map((c) => c.close()));
     } finally {
+      await app.close();
       await t.close();
     }
   });

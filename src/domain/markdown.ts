@@ -21,8 +21,24 @@ export function splitLines(markdown: string): string[] {
   return lines;
 }
 
-/** An ATX heading (CommonMark §4.2): up to three spaces, 1–6 `#`, then a space or the end; a closing run of `#` is not text. */
-const ATX_HEADING = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*\r?$/;
+/**
+ * The opening of an ATX heading (CommonMark §4.2): up to three spaces, 1–6
+ * `#`, then a space, a tab or the end of the line. The rest of the line is
+ * read with string operations, not by one pattern: a pattern that also
+ * matched the text and a closing run of `#` would backtrack for seconds on
+ * a long line of spaces and tabs.
+ */
+const ATX_OPENING = /^ {0,3}(#{1,6})(?=[ \t]|\r?$)/;
+
+/** A heading's text: the rest of its line, trimmed, without a closing run of `#` that follows a space (or stands alone). */
+function headingText(rest: string): string {
+  const text = rest.replace(/\r$/, '').trim();
+  const closing = text.length - text.replace(/#+$/, '').length;
+  if (closing === 0) return text;
+  const before = text.slice(0, text.length - closing);
+  return before === '' || before.endsWith(' ') || before.endsWith('\t') ? before.trim() : text;
+}
+
 /** The opening or closing line of a fenced code block (CommonMark §4.5), inside which `#` starts no heading. */
 const FENCE = /^ {0,3}(`{3,}|~{3,})/;
 
@@ -39,8 +55,8 @@ export function headings(lines: readonly string[]): Heading[] {
       return;
     }
     if (fence !== null) return;
-    const m = ATX_HEADING.exec(line);
-    if (m) found.push({ line: index + 1, level: m[1]!.length, text: (m[2] ?? '').trim() });
+    const m = ATX_OPENING.exec(line);
+    if (m) found.push({ line: index + 1, level: m[1]!.length, text: headingText(line.slice(m[0].length)) });
   });
   return found;
 }
@@ -72,10 +88,17 @@ export interface TextEdit {
   newText: string;
 }
 
-/** How many times `needle` occurs in `text`, overlapping occurrences counted (in `aaa`, `aa` occurs twice). */
+/** How far `occurrences` counts: past it, an edit's text is ambiguous enough to say "at least". */
+export const COUNT_LIMIT = 100;
+
+/**
+ * How many times `needle` occurs in `text`, overlapping occurrences counted
+ * (in `aaa`, `aa` occurs twice), up to COUNT_LIMIT: counting them all would
+ * take time in the product of the two lengths for text like `aaaa…`.
+ */
 export function occurrences(text: string, needle: string): number {
   let count = 0;
-  for (let at = text.indexOf(needle); at !== -1; at = text.indexOf(needle, at + 1)) count++;
+  for (let at = text.indexOf(needle); at !== -1 && count < COUNT_LIMIT; at = text.indexOf(needle, at + 1)) count++;
   return count;
 }
 

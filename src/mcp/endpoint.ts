@@ -7,12 +7,15 @@ import {
 } from '@modelcontextprotocol/server';
 import { InvalidRequest, PlanRequired, RateLimited, Unauthorized } from '../errors.js';
 import type { KeyHolder, keyChecks } from '../http/auth.js';
+import type { RateDecision } from '../rate-limit/limiter.js';
 import type { McpCall, McpServers } from './server.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** The key holder of an MCP request, once its key is known. */
-    mcpHolder: KeyHolder;
+    mcpHolder?: KeyHolder;
+    /** Whether the request has been counted against the key's rate limit. */
+    mcpCounted?: boolean;
   }
 }
 
@@ -37,6 +40,32 @@ export const mcpEndpoint: FastifyPluginAsync<{ servers: McpServers; checks: Retu
   });
   app.addHook('onClose', () => modern.close());
 
+  /**
+   * Counts a request against the key's limit as `cls`, and refuses it
+   * over HTTP, in DESIGN §2's order, unless it is a tool call: a missing
+   * plan (402, not counted), then a spent limit (429). For a tool call it
+   * answers what the tool is to report instead (src/mcp/server.ts).
+   */
+  async function admit(request: FastifyRequest, reply: FastifyReply, cls: 'read' | 'write', toolCall: boolean): Promise<RateDecision | null> {
+    const holder = request.mcpHolder!;
+    request.mcpCounted = true;
+    if (holder.plan === null) {
+      if (!toolCall) throw new PlanRequired();
+      return null;
+    }
+    const { decision, headers } = await checks.count(holder.keyId, cls);
+    reply.headers(headers);
+    if (!decision.allowed && !toolCall) throw new RateLimited(decision.resetSeconds, headers);
+    return decision;
+  }
+
+  // A body that cannot be read (not JSON, not UTF-8, too large) is refused
+  // after the key's plan and rate limit, and counts as a read, as any request does.
+  app.setErrorHandler(async (err, request, reply) => {
+    if (request.mcpHolder !== undefined && !request.mcpCounted) await admit(request, reply, 'read', false);
+    throw err;
+  });
+
   app.post('/mcp', {
     schema: { hide: true },
     onRequest: async (request) => {
@@ -48,17 +77,12 @@ export const mcpEndpoint: FastifyPluginAsync<{ servers: McpServers; checks: Retu
       }
     },
     handler: async (request, reply) => {
-      const holder = request.mcpHolder;
-      const toolCall = toolCallIn(request.body);
-      let rate = null;
-      if (holder.plan === null) {
-        if (toolCall === undefined) throw new PlanRequired();
-      } else {
-        const counted = await checks.count(holder.keyId, servers.isWriteTool(toolCall) ? 'write' : 'read');
-        reply.headers(counted.headers);
-        if (!counted.decision.allowed && toolCall === undefined) throw new RateLimited(counted.decision.resetSeconds, counted.headers);
-        rate = counted.decision;
-      }
+      const holder = request.mcpHolder!;
+      // JSON-RPC batches left MCP with its 2025-06-18 revision; one message per POST is also one count per message.
+      const batch = Array.isArray(request.body);
+      const toolCall = batch ? undefined : toolCallIn(request.body);
+      const rate = await admit(request, reply, servers.isWriteTool(toolCall) ? 'write' : 'read', toolCall !== undefined);
+      if (batch) throw new InvalidRequest('Send one JSON-RPC message per request: batches are not accepted (MCP 2025-06-18 and later have none).');
       const call: McpCall = { holder, rate, log: request.log };
       const webRequest = asWebRequest(request);
       const authInfo = authInfoOf(call);
@@ -80,15 +104,12 @@ export const mcpEndpoint: FastifyPluginAsync<{ servers: McpServers; checks: Retu
   });
 };
 
-/** The name of the tool a JSON-RPC body calls, if it is a `tools/call` (of a batch, its first). */
-function toolCallIn(body: unknown): string | undefined {
-  const messages = Array.isArray(body) ? body : [body];
-  for (const message of messages) {
-    if (typeof message !== 'object' || message === null) continue;
-    const { method, params } = message as { method?: unknown; params?: { name?: unknown } };
-    if (method === 'tools/call') return typeof params?.name === 'string' ? params.name : '';
-  }
-  return undefined;
+/** The name of the tool a JSON-RPC message calls, if it is a `tools/call` ('' when it names none). */
+function toolCallIn(message: unknown): string | undefined {
+  if (typeof message !== 'object' || message === null) return undefined;
+  const { method, params } = message as { method?: unknown; params?: { name?: unknown } | null };
+  if (method !== 'tools/call') return undefined;
+  return typeof params?.name === 'string' ? params.name : '';
 }
 
 /** The request as the SDK reads it: its method, URL and headers (its body goes separately, already parsed). */

@@ -1,6 +1,6 @@
 import { Conflict, InvalidRequest, NotFound } from '../errors.js';
 import { hasNonWhitespace } from '../domain/content.js';
-import { applyEdits, type TextEdit } from '../domain/markdown.js';
+import { applyEdits, COUNT_LIMIT, type TextEdit } from '../domain/markdown.js';
 import { searchTerms } from '../domain/search.js';
 import { canonicalInstant, nextUpdatedAt, toIso } from '../domain/time.js';
 import type { DocumentMutationRow, DocumentSummaryRow, RevisionAuthor } from '../store/store.js';
@@ -100,7 +100,7 @@ export function documentService(deps: ServiceDeps) {
           throw new InvalidRequest(
             edited.occurrences === 0
               ? `${where}: does not occur in the document; read it again and copy the text exactly.`
-              : `${where}: occurs ${edited.occurrences} times in the document; it must occur exactly once, so include more of the surrounding text.`,
+              : `${where}: occurs ${edited.occurrences}${edited.occurrences >= COUNT_LIMIT ? ' or more' : ''} times in the document; it must occur exactly once, so include more of the surrounding text.`,
           );
         }
         if (!hasNonWhitespace(edited.markdown)) throw new InvalidRequest('edits: they would leave the document without any non-whitespace character.');
