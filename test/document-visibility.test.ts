@@ -5,7 +5,7 @@ import { nextUpdatedAt } from '../src/domain/time.js';
 import { canSeeContent } from '../src/domain/visibility.js';
 
 /**
- * Lists, searches and reads of documents, compared with DESIGN §1 (who
+ * Lists, searches, reads and histories of documents, compared with DESIGN §1 (who
  * sees what, src/domain/visibility.ts) and a plain model of §3 (newest first by coalesce(updatedAt,
  * createdAt), ties by id; search terms all required, as word prefixes) over
  * a random workspace: shared and unshared projects, teams, ties in time, and
@@ -31,6 +31,8 @@ interface ModelDoc {
   words: Set<string>;
   createdAt: string;
   updatedAt: string | null;
+  /** The times of its revisions (DESIGN §7), oldest first: its creation's, then each edit's. */
+  revisions: string[];
 }
 
 interface ModelProject {
@@ -115,14 +117,8 @@ for (const seed of [1, 2, 3]) {
           }
         }
         const d = await t.make.document(writer, { orgId, projectId: project?.id ?? null, title: title!, content });
-        docs.push({
-          id: d.id,
-          workspace: project?.workspace ?? orgId ?? writer,
-          project: project?.id ?? null,
-          words,
-          createdAt: new Date(t.clock()).toISOString(),
-          updatedAt: null,
-        });
+        const createdAt = new Date(t.clock()).toISOString();
+        docs.push({ id: d.id, workspace: project?.workspace ?? orgId ?? writer, project: project?.id ?? null, words, createdAt, updatedAt: null, revisions: [createdAt] });
       }
       // Edits, some in the same millisecond as others, some with the clock behind.
       for (let i = 0; i < 60; i++) {
@@ -142,7 +138,10 @@ for (const seed of [1, 2, 3]) {
           (previous) => nextUpdatedAt(t.clock(), previous),
         );
         assert.equal(outcome.status, 'updated');
-        if (outcome.status === 'updated') d.updatedAt = outcome.document.updatedAt;
+        if (outcome.status === 'updated') {
+          d.updatedAt = outcome.document.updatedAt;
+          d.revisions.push(d.updatedAt!);
+        }
       }
     });
     after(() => t.close());
@@ -232,6 +231,28 @@ for (const seed of [1, 2, 3]) {
             const res = await call(t.app, 'GET', `/v1/documents/${d.id}${orgId ? `?organizationId=${orgId}` : ''}`, { key: u.key });
             assert.equal(res.status, visible(d, u.id, orgId) ? 200 : 404, `user ${users.indexOf(u)}, scope ${orgId ?? 'personal'}`);
             if (res.status === 200) assert.equal(res.body.updatedAt, d.updatedAt);
+          }
+        }
+      }
+    });
+
+    it('shows the history of exactly the visible documents: one revision per change, at its time, newest first', async () => {
+      for (const u of users) {
+        for (const orgId of [null, ...orgs.filter((o) => o.members.has(u.id)).map((o) => o.id)]) {
+          for (const d of docs) {
+            const where = `user ${users.indexOf(u)}, scope ${orgId ?? 'personal'}`;
+            const scope = orgId ? `&organizationId=${orgId}` : '';
+            const res = await call(t.app, 'GET', `/v1/documents/${d.id}/revisions?limit=100${scope}`, { key: u.key });
+            const newest = await call(t.app, 'GET', `/v1/documents/${d.id}/revisions/${d.revisions.length}?${scope.slice(1)}`, { key: u.key });
+            const seen = visible(d, u.id, orgId);
+            assert.deepEqual([res.status, newest.status], seen ? [200, 200] : [404, 404], where);
+            if (!seen) continue;
+            assert.deepEqual(
+              res.body.revisions.map((r: { number: number; createdAt: string }) => [r.number, r.createdAt]),
+              d.revisions.map((at, i) => [i + 1, at]).reverse(),
+              where,
+            );
+            assert.equal(newest.body.createdAt, d.updatedAt ?? d.createdAt, where);
           }
         }
       }

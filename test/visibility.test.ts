@@ -15,13 +15,14 @@ import {
 /**
  * Random workspaces — users, teams, memberships, personal and team projects
  * shared with anyone (members or not, even their creator), documents created
- * through the API by anyone anywhere, chats, updates, and members removed
- * afterwards — judged by DESIGN §1's predicates (src/domain/visibility.ts).
- * For every user in every scope (personal, and every team of the world,
- * member or not), the document list, a search, the chat list, the project
- * list, each project's documents and each document's read agree with the
- * predicates. Every world shares one database with the worlds before it, so
- * anything of another world showing up is a leak too.
+ * through the API by anyone anywhere, chats, updates and restores, and
+ * members removed afterwards — judged by DESIGN §1's predicates
+ * (src/domain/visibility.ts). For every user in every scope (personal, and
+ * every team of the world, member or not), the document list, a search, the
+ * chat list, the project list, each project's documents, each document's
+ * read and its history agree with the predicates. Every world shares one
+ * database with the worlds before it, so anything of another world showing
+ * up is a leak too.
  */
 
 // --- The model: the world as built, judged by DESIGN §1's predicates (src/domain/visibility.ts) ---
@@ -34,7 +35,8 @@ interface Model {
   /** members[team] = the users in that team now. */
   members: Set<number>[];
   projects: { creator: number; team: number | null; shares: Set<number>; createdAt: number }[];
-  docs: { workspace: Workspace; project: number | null; createdAt: number; updatedAt: number | null }[];
+  /** With the authors of their revisions (users), oldest first. */
+  docs: { workspace: Workspace; project: number | null; createdAt: number; updatedAt: number | null; revisions: number[] }[];
   chats: { workspace: Workspace; project: number | null; createdAt: number }[];
 }
 
@@ -103,6 +105,8 @@ const worldArb = fc.record({
     { maxLength: 6 },
   ),
   updates: fc.array(fc.record({ user: fc.nat(), scope: fc.option(fc.nat(), { nil: null }), doc: fc.nat() }), { maxLength: 8 }),
+  /** Restores of a document's first revision (DESIGN §7), by anyone in any scope. */
+  restores: fc.array(fc.record({ user: fc.nat(), scope: fc.option(fc.nat(), { nil: null }), doc: fc.nat() }), { maxLength: 4 }),
   removals: fc.array(fc.tuple(fc.nat(), fc.nat()), { maxLength: 3 }),
 });
 type WorldPlan = typeof worldArb extends fc.Arbitrary<infer T> ? T : never;
@@ -187,7 +191,7 @@ describe('visibility matches a model of DESIGN §1 over random workspaces', () =
       assert.equal(res.status, workspace === null ? 404 : 201, `user ${writer} creates in scope ${scope}, project ${project}`);
       if (workspace === null) continue;
       docIds.push(res.body.id);
-      m.docs.push({ workspace, project, createdAt, updatedAt: null });
+      m.docs.push({ workspace, project, createdAt, updatedAt: null, revisions: [writer] });
     }
 
     const chatIds: string[] = [];
@@ -230,7 +234,30 @@ describe('visibility matches a model of DESIGN §1 over random workspaces', () =
         });
         const visible = contentVisible(m, m.docs[doc]!, user, scope);
         assert.equal(res.status, visible ? 200 : 404, `user ${user} updates document ${doc} in scope ${scope}`);
-        if (visible) m.docs[doc]!.updatedAt = at;
+        if (visible) {
+          m.docs[doc]!.updatedAt = at;
+          m.docs[doc]!.revisions.push(user);
+        }
+      }
+      // Restores the same: only where the document is visible; elsewhere 404, never 409.
+      for (const r of plan.restores) {
+        const user = r.user % plan.users;
+        const scope = teamOf(r.scope);
+        const doc = r.doc % m.docs.length;
+        const at = tick();
+        const res = await call(t.app, 'POST', `/v1/documents/${docIds[doc]}/revisions/1/restore`, {
+          key: users[user]!.write,
+          body: {
+            expectedUpdatedAt: m.docs[doc]!.updatedAt === null ? null : iso(m.docs[doc]!.updatedAt!),
+            ...(scope === null ? {} : { organizationId: teams[scope] }),
+          },
+        });
+        const visible = contentVisible(m, m.docs[doc]!, user, scope);
+        assert.equal(res.status, visible ? 200 : 404, `user ${user} restores document ${doc} in scope ${scope}`);
+        if (visible) {
+          m.docs[doc]!.updatedAt = at;
+          m.docs[doc]!.revisions.push(user);
+        }
       }
     }
 
@@ -257,7 +284,11 @@ describe('visibility matches a model of DESIGN §1 over random workspaces', () =
           call(t.app, 'GET', `/v1${path}?${new URLSearchParams({ ...params, ...(scope === null ? {} : { organizationId: teams[scope]! }) })}`, { key });
         if (!accessible(m, user, scope)) {
           for (const path of ['/documents', '/chats', '/projects']) assert.equal((await get(path)).status, 400, `${where}: ${path}`);
-          for (const id of docIds) assert.equal((await get(`/documents/${id}`)).status, 404, `${where}: document`);
+          for (const id of docIds) {
+            assert.equal((await get(`/documents/${id}`)).status, 404, `${where}: document`);
+            assert.equal((await get(`/documents/${id}/revisions`)).status, 404, `${where}: document's history`);
+            assert.equal((await get(`/documents/${id}/revisions/1`)).status, 404, `${where}: document's revision 1`);
+          }
           continue;
         }
         const docs = newestFirst(m.docs, (i) => docIds[i]!).filter((d) => contentVisible(m, d.item, user, scope)).map((d) => d.id);
@@ -292,8 +323,21 @@ describe('visibility matches a model of DESIGN §1 over random workspaces', () =
           assert.deepEqual(res.body.documents.map((d: { id: string }) => d.id), inProject, `${where}: documents of project ${p}`);
         }
         for (let d = 0; d < docIds.length; d++) {
+          const visible = contentVisible(m, m.docs[d]!, user, scope);
           const res = await get(`/documents/${docIds[d]}`);
-          assert.equal(res.status, contentVisible(m, m.docs[d]!, user, scope) ? 200 : 404, `${where}: document ${d}`);
+          assert.equal(res.status, visible ? 200 : 404, `${where}: document ${d}`);
+          // Its history exactly with it (DESIGN §7): every revision, newest first, each by the user whose key made it.
+          const history = await get(`/documents/${docIds[d]}/revisions`, { limit: '100' });
+          assert.equal(history.status, visible ? 200 : 404, `${where}: history of document ${d}`);
+          if (visible) {
+            const authors = [...m.docs[d]!.revisions].reverse();
+            assert.deepEqual(
+              history.body.revisions.map((r: { number: number; userId: string }) => [r.number, r.userId]),
+              authors.map((by, i) => [authors.length - i, users[by]!.id]),
+              `${where}: history of document ${d}`,
+            );
+          }
+          assert.equal((await get(`/documents/${docIds[d]}/revisions/1`)).status, visible ? 200 : 404, `${where}: revision 1 of document ${d}`);
         }
       }
     }
@@ -343,6 +387,12 @@ describe('visibility matches a model of DESIGN §1 over random workspaces', () =
         { user: 2, scope: null, doc: 0 },
         { user: 1, scope: 0, doc: 2 },
         { user: 3, scope: 1, doc: 4 },
+      ],
+      restores: [
+        { user: 2, scope: null, doc: 0 },
+        { user: 1, scope: null, doc: 1 },
+        { user: 0, scope: 0, doc: 2 },
+        { user: 3, scope: 0, doc: 3 },
       ],
       removals: [[0, 1]],
     });
