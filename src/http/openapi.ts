@@ -178,7 +178,9 @@ function describeResponse(status: string, response: Json, operation: Json): void
 
 /** A message like the ones Folio gives for this operation's most likely mistake. */
 function invalidRequestExample(operation: Json): string {
-  if (operation.requestBody) return 'body field title: must NOT have more than 200 characters.';
+  const body = operation.requestBody?.content?.['application/json']?.schema as Json | undefined;
+  if (body?.properties?.title) return 'body field title: must NOT have more than 200 characters.';
+  if (body?.properties?.expectedUpdatedAt) return 'body field expectedUpdatedAt: is required.';
   const names = new Set((operation.parameters ?? []).map((p: Json) => p.name));
   if (names.has('id')) return 'path parameter id: must match format "uuid".';
   if (names.has('limit')) return 'query parameter limit: must be <= 100.';
