@@ -5,9 +5,9 @@ import { isValidLookupKey } from './domain/plans.js';
 export interface Config {
   port: number;
   host: string;
-  /** As given; `sqlite:` selects the embedded store. */
+  /** As given; `sqlite:` selects the embedded store, `postgres://` (or `postgresql://`) PostgreSQL. */
   databaseUrl: string;
-  database: { kind: 'sqlite'; file: string };
+  database: { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string; poolMax: number };
   redisUrl: string | null;
   /** Base of the `url` fields, without a trailing slash. */
   publicAppUrl: string;
@@ -50,18 +50,26 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   return n;
 }
 
-function parseDatabase(url: string): Config['database'] {
+function parseDatabase(url: string, poolMax: number): Config['database'] {
   if (url.startsWith('sqlite:')) {
     const file = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
     if (file === '') throw new ConfigError('DATABASE_URL', 'a sqlite: URL needs a file path, e.g. sqlite:./data/folio.db');
     return { kind: 'sqlite', file };
   }
-  if (/^postgres(ql)?:\/\//.test(url)) {
-    throw new ConfigError('DATABASE_URL', 'PostgreSQL is not supported by this version of Folio yet; use a sqlite: URL');
+  if (/^postgres(ql)?:\/\//i.test(url)) {
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      throw new ConfigError('DATABASE_URL', 'not a valid PostgreSQL URL; expected postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE');
+    }
+    if (parsed.hostname === '' && !parsed.searchParams.has('host')) throw new ConfigError('DATABASE_URL', 'the PostgreSQL URL names no host');
+    if (parsed.pathname.replace(/^\//, '') === '') throw new ConfigError('DATABASE_URL', 'the PostgreSQL URL names no database, e.g. postgres://folio@localhost/folio');
+    return { kind: 'postgres', url, poolMax };
   }
   // The URL itself is not repeated: a database URL may hold a password.
   const scheme = /^([a-z][a-z0-9+.-]*:)\/\//i.exec(url)?.[1];
-  throw new ConfigError('DATABASE_URL', `${scheme ? `unsupported scheme "${scheme}"` : 'not a database URL'}; expected sqlite:PATH`);
+  throw new ConfigError('DATABASE_URL', `${scheme ? `unsupported scheme "${scheme}"` : 'not a database URL'}; expected sqlite:PATH or postgres://USER@HOST/DATABASE`);
 }
 
 /**
@@ -147,7 +155,8 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('HOST', `expected an IP address or a host name such as 0.0.0.0 or localhost, got "${host}"`);
   }
   const databaseUrl = text(env, 'DATABASE_URL') ?? 'sqlite:./data/folio.db';
-  const database = parseDatabase(databaseUrl);
+  // Read whichever database is named, so that a bad value never waits for the day PostgreSQL is.
+  const database = parseDatabase(databaseUrl, integer(env, 'DATABASE_POOL_MAX', 10, 1, 1000));
 
   const redisUrlRaw = text(env, 'REDIS_URL');
   const redisUrl = redisUrlRaw === undefined ? null : parseRedisUrl(redisUrlRaw);

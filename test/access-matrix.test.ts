@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import Database from 'better-sqlite3';
-import { call, setup, type TestContext } from './helpers.js';
+import { call, setup, type TestContext, sqliteFile } from './helpers.js';
 import {
   CALLERS,
   COMMON_WORD,
@@ -468,7 +468,7 @@ describe('access matrix: writes', () => {
   });
 
   counted('POST /documents creates in a visible project or in an accessible scope, where the same people see it; otherwise 404 like an unknown project', async () => {
-    const db = new Database(t.config.database.file, { readonly: true });
+    const db = new Database(sqliteFile(t.config), { readonly: true });
     const countDocuments = () => (db.prepare('SELECT count(*) AS n FROM documents').get() as { n: number }).n;
     const initial = countDocuments();
     let created = 0;

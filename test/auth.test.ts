@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
 import { readFileSync } from 'node:fs';
-import { call, inAnotherProcess, setup, type TestContext } from './helpers.js';
+import { call, inAnotherProcess, setup, type TestContext, sqliteFile } from './helpers.js';
 import { generateKey, hashKey, isWellFormedKey } from '../src/domain/keys.js';
 import { buildApp } from '../src/app.js';
 
@@ -169,7 +169,7 @@ describe('API keys', () => {
   });
 
   it('refuses on the very next request a key revoked, a member removed or a plan lost by another process', async () => {
-    const file = t.config.database.file;
+    const file = sqliteFile(t.config);
     const owner = await t.make.user({ plan: null });
     const team = await t.make.org({ plan: 'team_yearly', members: [owner.id] });
     const { secret, record } = await t.make.key(owner.id);
@@ -235,7 +235,7 @@ describe('API keys', () => {
   it('answers without waiting while another process holds the write lock, and writes the last-used time once it is let go', async () => {
     const user = await t.make.user();
     const { secret, record } = await t.make.key(user.id);
-    const holder = new Database(t.config.database.file);
+    const holder = new Database(sqliteFile(t.config));
     holder.exec('BEGIN IMMEDIATE');
     const used = new Date(t.clock()).toISOString();
     try {

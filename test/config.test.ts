@@ -35,7 +35,7 @@ describe('configuration', () => {
     });
     assert.equal(c.port, 9000);
     assert.equal(c.host, '0.0.0.0');
-    assert.equal(c.database.file, '/var/lib/folio/folio.db');
+    assert.deepEqual(c.database, { kind: 'sqlite', file: '/var/lib/folio/folio.db' });
     assert.equal(c.publicAppUrl, 'https://docs.example.com/app');
     assert.deepEqual(c.apiPlans, ['gold', 'silver']);
     assert.equal(c.readLimitPerMin, 1000);
@@ -72,13 +72,26 @@ describe('configuration', () => {
     }
   });
 
+  it('reads a PostgreSQL URL, with its pool size, and keeps the URL as given', () => {
+    for (const url of ['postgres://folio:secret@db.example:5433/folio?sslmode=require', 'postgresql://postgres@127.0.0.1/test']) {
+      assert.deepEqual(loadConfig({ DATABASE_URL: url }).database, { kind: 'postgres', url, poolMax: 10 });
+    }
+    assert.deepEqual(loadConfig({ DATABASE_URL: 'postgres://h/db', DATABASE_POOL_MAX: '25' }).database, { kind: 'postgres', url: 'postgres://h/db', poolMax: 25 });
+    assert.throws(
+      () => loadConfig({ DATABASE_URL: 'postgres://folio:hunter2@db.example' }),
+      (err: unknown) => err instanceof ConfigError && err.variable === 'DATABASE_URL' && /names no database/.test(err.message) && !err.message.includes('hunter2'),
+    );
+  });
+
   it('stops on a bad value with a message naming the variable', () => {
     for (const [name, value] of [
       ['PORT', 'eighty'],
       ['PORT', '70000'],
       ['DATABASE_URL', 'mysql://localhost/folio'],
       ['DATABASE_URL', 'sqlite:'],
-      ['DATABASE_URL', 'postgres://localhost/folio'],
+      ['DATABASE_URL', 'postgres://localhost'],
+      ['DATABASE_URL', 'postgres://'],
+      ['DATABASE_POOL_MAX', '0'],
       ['REDIS_URL', 'http://127.0.0.1:6379'],
       ['REDIS_URL', '127.0.0.1:6379'],
       ['REDIS_URL', 'redis://:hunter2@127.0.0.1:6379/cache'],

@@ -44,6 +44,12 @@ export function testConfig(env: Record<string, string> = {}): Config {
   return loadConfig({ LOG_LEVEL: 'silent', PUBLIC_APP_URL: 'https://folio.test', ...env });
 }
 
+/** The database file of a configuration that names SQLite (tests of SQLite's own behaviour). */
+export function sqliteFile(config: Config): string {
+  if (config.database.kind !== 'sqlite') throw new Error(`this test needs an SQLite database, not ${config.database.kind}`);
+  return config.database.file;
+}
+
 export interface TestContext {
   app: FastifyInstance;
   store: Store;
@@ -59,7 +65,7 @@ export interface TestContext {
 export async function setup(options: { env?: Record<string, string>; deps?: Partial<AppDeps> } = {}): Promise<TestContext> {
   const dir = mkdtempSync(join(tmpdir(), 'folio-test-'));
   const config = testConfig({ DATABASE_URL: `sqlite:${join(dir, 'folio.db')}`, ...options.env });
-  const store = openSqliteStore(config.database.file);
+  const store = openSqliteStore(sqliteFile(config));
   const clock = testClock();
   const app = await buildApp({ config, store, clock, ...options.deps });
   await app.ready();
