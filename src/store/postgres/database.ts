@@ -1,0 +1,149 @@
+import pg from 'pg';
+import { InvalidRequest } from '../../errors.js';
+
+/** What a statement answers: its rows as node-postgres reads them (times as `toIso` writes them: openPool), how many it touched, and its command. */
+export interface Result<R> {
+  rows: R[];
+  rowCount: number | null;
+  command: string;
+}
+
+/**
+ * Where the store's statements run: the pool, where each statement is a
+ * transaction of its own on whichever connection is free, or one connection
+ * inside a transaction (Store.atomically). Every query and every
+ * transaction goes through one of these, so that driver errors are
+ * translated in one place (translated()).
+ */
+export interface Session {
+  query<R = Record<string, unknown>>(text: string, values?: readonly unknown[]): Promise<Result<R>>;
+  /**
+   * Runs `work` as one transaction, through the session it is handed: a
+   * new transaction on a connection of the pool, or a savepoint inside the
+   * transaction this session is already in, so that a step that fails
+   * inside `atomically` is undone alone, as SQLite's savepoints do.
+   */
+  transaction<T>(work: (tx: Session) => Promise<T>): Promise<T>;
+}
+
+const TIMESTAMPTZ = pg.types.builtins.TIMESTAMPTZ;
+const parseTimestamptz = pg.types.getTypeParser(TIMESTAMPTZ, 'text') as (text: string) => Date;
+
+/**
+ * Every `timestamptz(3)` column reads as the text SQLite stores and the API
+ * sends (`toIso`): a JavaScript Date holds milliseconds, as the columns do,
+ * so nothing is lost on the way. Set on this pool only, not on pg's global
+ * parsers, which other code in the process may rely on.
+ */
+const types: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === TIMESTAMPTZ ? (text: string) => parseTimestamptz(text).toISOString() : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
+};
+
+/** A pool of `max` connections to the database `url` names (pg reads `sslmode` and the rest of it). */
+export function openPool(url: string, max: number): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max, types });
+  // A connection that breaks while idle (the server restarted, a proxy cut
+  // it) is dropped by the pool, which opens another when one is needed;
+  // without a listener the 'error' event would end the process.
+  pool.on('error', () => {});
+  return pool;
+}
+
+/** PostgreSQL's SQLSTATE of a failed statement, if it is one. */
+export const sqlState = (err: unknown): string | undefined =>
+  err instanceof pg.DatabaseError ? err.code : undefined;
+
+/** True for a unique-constraint failure of the named constraint or unique index. */
+export const isUniqueViolation = (err: unknown, constraint: string): boolean =>
+  sqlState(err) === '23505' && (err as pg.DatabaseError).constraint === constraint;
+
+/**
+ * The driver's refusals that are the input's fault, as domain errors; any
+ * other error goes on as it is (the API answers it as an internal error,
+ * showing nothing of it). PostgreSQL's text cannot hold U+0000, which
+ * SQLite stores: 22021 is its refusal of the byte.
+ */
+function translated(err: unknown): unknown {
+  if (sqlState(err) === '22021') return new InvalidRequest('Text holding the character U+0000 cannot be stored.');
+  return err;
+}
+
+async function run<R>(on: pg.Pool | pg.PoolClient, text: string, values?: readonly unknown[]): Promise<Result<R>> {
+  try {
+    return (await on.query(text, values as unknown[] | undefined)) as unknown as Result<R>;
+  } catch (err) {
+    throw translated(err);
+  }
+}
+
+/**
+ * Runs `work` as one transaction on `client`, which is in none. If it
+ * fails, the connection is best closed (release(error)): a ROLLBACK that
+ * failed too would leave it in a transaction.
+ */
+export async function transactionOn<T>(client: pg.PoolClient, work: (tx: Session) => Promise<T>): Promise<T> {
+  await run(client, 'BEGIN');
+  try {
+    const result = await work(clientSession(client));
+    // PostgreSQL ends a transaction whose statement failed; a COMMIT then
+    // rolls it back, without an error, even if `work` went on (SQLite's
+    // transaction would have gone on with it).
+    if ((await run(client, 'COMMIT')).command === 'ROLLBACK') {
+      throw new Error('the transaction was rolled back by a statement that failed in it; nothing of it was written');
+    }
+    return result;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw err;
+  }
+}
+
+/** Statements straight on the pool; a transaction takes a connection of its own for its duration. */
+export function poolSession(pool: pg.Pool): Session {
+  return {
+    query: (text, values) => run(pool, text, values),
+    async transaction(work) {
+      const client = await pool.connect();
+      let failure: Error | undefined;
+      try {
+        return await transactionOn(client, work);
+      } catch (err) {
+        failure = err instanceof Error ? err : new Error(String(err));
+        throw err;
+      } finally {
+        client.release(failure);
+      }
+    },
+  };
+}
+
+/**
+ * One connection inside a transaction, `depth` savepoints deep. Its nested
+ * transactions are savepoints, one at a time at each depth: savepoints nest
+ * as a stack, so two run side by side (work that calls store methods in
+ * parallel) would release or roll back each other's. The work of each gets
+ * a session one level deeper, whose own nested transactions do not wait for it.
+ */
+export function clientSession(client: pg.PoolClient, depth = 0): Session {
+  let turn: Promise<unknown> = Promise.resolve();
+  return {
+    query: (text, values) => run(client, text, values),
+    transaction<T>(work: (tx: Session) => Promise<T>): Promise<T> {
+      const name = `folio_${depth + 1}`;
+      const next = turn.then(async () => {
+        await run(client, `SAVEPOINT ${name}`);
+        try {
+          const result = await work(clientSession(client, depth + 1));
+          await run(client, `RELEASE SAVEPOINT ${name}`);
+          return result;
+        } catch (err) {
+          await run(client, `ROLLBACK TO SAVEPOINT ${name}`);
+          throw err;
+        }
+      });
+      turn = next.catch(() => {});
+      return next;
+    },
+  };
+}

@@ -1,0 +1,162 @@
+import { newUuid } from '../../domain/ids.js';
+import type {
+  DocumentMutationRow,
+  DocumentReplacement,
+  DocumentRow,
+  DocumentSummaryRow,
+  ListDocumentsQuery,
+  NewDocument,
+  UpdateOutcome,
+  Viewer,
+} from '../store.js';
+import type { Session } from './database.js';
+import { documentLexemes, outsideProjectsWord, projectWord, searchQuery } from './search.js';
+import {
+  contentVisible,
+  NEW_CONTENT_WORKSPACE,
+  outsideProjectsVisible,
+  VISIBLE_PLACES,
+  VISIBLE_PROJECT_IDS,
+  viewerParams as params,
+} from './visibility.js';
+
+const SUMMARY = 'd.id, d.title, d.created_at AS "createdAt", d.updated_at AS "updatedAt", d.thread_id AS "threadId"';
+/** DESIGN §3: coalesce(updatedAt, createdAt) newest first (sort_at), ties by id descending. */
+const NEWEST_FIRST = 'ORDER BY d.sort_at DESC, d.id DESC';
+
+/**
+ * A page of every document the viewer sees: the two halves of
+ * contentVisible, each read newest first from its own index and stopped at
+ * the page's length (outside projects; then each visible project in turn),
+ * then merged. A page reads at most `limit` rows per place, however many
+ * documents the viewer sees.
+ */
+const LIST = `SELECT d.id, d.title, d."createdAt", d."updatedAt", d."threadId" FROM (
+    (SELECT ${SUMMARY}, d.sort_at FROM documents d WHERE ${outsideProjectsVisible('d')} ${NEWEST_FIRST} LIMIT $3)
+    UNION ALL
+    (SELECT page.* FROM (${VISIBLE_PROJECT_IDS}) p CROSS JOIN LATERAL
+       (SELECT ${SUMMARY}, d.sort_at FROM documents d WHERE d.project_id = p.id ${NEWEST_FIRST} LIMIT $3) page)
+  ) d ${NEWEST_FIRST} LIMIT $3`;
+
+/** A page of one project's documents, read newest first from the project's index. */
+const LIST_PROJECT = `SELECT ${SUMMARY} FROM documents d WHERE d.project_id = $3::text AND ${contentVisible('d')} ${NEWEST_FIRST} LIMIT $4`;
+
+/**
+ * A search: the GIN index gives every document of the viewer's places that
+ * holds the terms (searchQuery), and only those are sorted. MATERIALIZED
+ * keeps it so: otherwise PostgreSQL may walk the documents newest first and
+ * test each one's words, which reads every document of the place for a
+ * rare word. The rows found are checked by the visibility rule as any
+ * other read.
+ */
+const search = (inProject: boolean) => `WITH hits AS MATERIALIZED (
+    SELECT d.id, d.title, d.created_at, d.updated_at, d.thread_id, d.sort_at, d.workspace_id, d.project_id
+    FROM documents d WHERE d.search @@ $3::tsquery
+  )
+  SELECT ${SUMMARY} FROM hits d WHERE ${contentVisible('d')}${inProject ? ' AND d.project_id = $5::text' : ''}
+  ${NEWEST_FIRST} LIMIT $4`;
+const SEARCH = search(false);
+const SEARCH_PROJECT = search(true);
+
+const GET = `SELECT ${SUMMARY}, d.content AS "contentMarkdown", d.project_id AS "projectId", p.name AS "projectName"
+  FROM documents d LEFT JOIN projects p ON p.id = d.project_id
+  WHERE d.id = $3 AND ${contentVisible('d')}`;
+
+/** A creation and its revision 1, in one statement; no row when the scope or the project is not open to the viewer. */
+const CREATE = `WITH doc AS (
+    INSERT INTO documents (id, workspace_id, creator_id, project_id, thread_id, title, content, created_at, search)
+    SELECT $4, w.workspace, $1, $3::text, $5, $6, $7, $8, array_to_tsvector($9::text[])
+    FROM (${NEW_CONTENT_WORKSPACE}) AS w (workspace) WHERE w.workspace IS NOT NULL
+    RETURNING id
+  ), revision AS (
+    INSERT INTO document_revisions (document_id, number, created_at, title, content, user_id, key_name)
+    SELECT doc.id, 1, $8, $6, $7, $10, $11 FROM doc
+  )
+  SELECT id FROM doc`;
+
+/** The document as the viewer sees it, before an update: the state the update is computed from. */
+const CURRENT = `SELECT d.updated_at, d.title, d.workspace_id, d.project_id FROM documents d WHERE d.id = $3 AND ${contentVisible('d')}`;
+
+/**
+ * Compare and replace, and the revision, in one statement: the row changes
+ * only if its updatedAt is still the one expected ($8). Of two such updates
+ * at once, the second waits for the first's row lock, then finds the row
+ * changed (PostgreSQL checks the condition again on the row as the first
+ * left it) and changes nothing. The revision is numbered after the
+ * document's newest while its row is locked, so numbers never collide.
+ */
+const REPLACE = `WITH doc AS (
+    UPDATE documents d SET title = $4, content = $5, updated_at = $6, search = array_to_tsvector($7::text[])
+    WHERE d.id = $3 AND d.updated_at IS NOT DISTINCT FROM $8::timestamptz AND ${contentVisible('d')}
+    RETURNING d.id, d.title, d.thread_id, d.updated_at
+  ), revision AS (
+    INSERT INTO document_revisions (document_id, number, created_at, title, content, user_id, key_name)
+    SELECT doc.id, (SELECT coalesce(max(r.number), 0) + 1 FROM document_revisions r WHERE r.document_id = doc.id), $6, $4, $5, $9, $10
+    FROM doc
+  )
+  SELECT id, title, thread_id AS "threadId", updated_at AS "updatedAt" FROM doc`;
+
+/** Documents: list and search, read, create, and atomic compare-and-replace. */
+export function documentQueries(db: Session) {
+  async function list(viewer: Viewer, query: ListDocumentsQuery): Promise<DocumentSummaryRow[]> {
+    const terms = query.terms ?? [];
+    const { projectId, limit } = query;
+    if (terms.length === 0) {
+      const [text, values] = projectId === undefined ? [LIST, params(viewer, limit)] : [LIST_PROJECT, params(viewer, projectId, limit)];
+      return (await db.query<DocumentSummaryRow>(text, values)).rows;
+    }
+    if (projectId !== undefined) {
+      return (await db.query<DocumentSummaryRow>(SEARCH_PROJECT, params(viewer, searchQuery(terms, [projectWord(projectId)]), limit, projectId))).rows;
+    }
+    const places = (await db.query<{ workspace: string; projects: string[] }>(VISIBLE_PLACES, params(viewer))).rows[0];
+    if (places === undefined) return [];
+    const scope = [outsideProjectsWord(places.workspace), ...places.projects.map(projectWord)];
+    return (await db.query<DocumentSummaryRow>(SEARCH, params(viewer, searchQuery(terms, scope), limit))).rows;
+  }
+
+  async function update(viewer: Viewer, id: string, change: DocumentReplacement, next: (previous: string | null) => string): Promise<UpdateOutcome> {
+    type Current = { updated_at: string | null; title: string; workspace_id: string; project_id: string | null };
+    const current = async () => (await db.query<Current>(CURRENT, params(viewer, id))).rows[0];
+    const row = await current();
+    if (row === undefined) return { status: 'not_found' };
+    if (row.updated_at !== change.expectedUpdatedAt) return { status: 'conflict', currentUpdatedAt: row.updated_at };
+    const updatedAt = next(row.updated_at);
+    // The title read is still the document's when the replacement succeeds: any write since would have changed updatedAt.
+    const title = change.title ?? row.title;
+    const lexemes = documentLexemes(title, change.contentMarkdown, row.workspace_id, row.project_id);
+    const author = change.author ?? null;
+    const { rows } = await db.query<DocumentMutationRow>(
+      REPLACE,
+      params(viewer, id, title, change.contentMarkdown, updatedAt, lexemes, row.updated_at, author?.userId ?? null, author?.keyName ?? null),
+    );
+    if (rows[0] !== undefined) return { status: 'updated', document: rows[0] };
+    // Another write came between the read and the replacement.
+    const now = await current();
+    return now === undefined ? { status: 'not_found' } : { status: 'conflict', currentUpdatedAt: now.updated_at };
+  }
+
+  return {
+    listDocuments: list,
+
+    async getDocument(viewer: Viewer, id: string): Promise<DocumentRow | null> {
+      type Got = DocumentSummaryRow & { contentMarkdown: string; projectId: string | null; projectName: string | null };
+      const r = (await db.query<Got>(GET, params(viewer, id))).rows[0];
+      if (r === undefined) return null;
+      const { projectId, projectName, ...document } = r;
+      return { ...document, project: projectId === null ? null : { id: projectId, name: projectName ?? '' } };
+    },
+
+    async createDocument(viewer: Viewer, doc: NewDocument, now: string): Promise<DocumentMutationRow | null> {
+      const id = newUuid();
+      const lexemes = documentLexemes(doc.title, doc.contentMarkdown, viewer.orgId ?? viewer.userId, doc.projectId);
+      const author = doc.author ?? null;
+      const { rowCount } = await db.query(
+        CREATE,
+        params(viewer, doc.projectId, id, doc.threadId, doc.title, doc.contentMarkdown, now, lexemes, author?.userId ?? null, author?.keyName ?? null),
+      );
+      return rowCount === 0 ? null : { id, title: doc.title, threadId: doc.threadId, updatedAt: null };
+    },
+
+    updateDocument: update,
+  };
+}

@@ -1,0 +1,67 @@
+import type pg from 'pg';
+import { clientSession, poolSession, transactionOn, type Session } from './database.js';
+import { migrations } from './migrations.js';
+import { refoldIfUnicodeChanged, SEARCH_UNICODE, type ReindexNotice } from './reindex.js';
+
+/** Told before migrating, from which schema version to which. */
+export type MigrationNotice = (from: number, to: number) => void;
+
+/**
+ * The advisory lock that serializes migrations: one number, so that any
+ * two processes migrating one database take the same lock (PostgreSQL's
+ * advisory locks are per database). A session lock held over the whole run
+ * rather than one per transaction: of ten instances starting at once, one
+ * runs every migration, and the others find the schema up to date.
+ */
+const MIGRATION_LOCK = 0x666f6c696f; // "folio"
+
+const VERSIONS = `CREATE TABLE IF NOT EXISTS folio_schema_versions (
+  version     integer PRIMARY KEY,
+  applied_at  timestamptz NOT NULL DEFAULT now()
+)`;
+
+/** The schema version, 0 before the first migration; and whether the search words were made with this Node.js's Unicode. */
+async function state(db: Session): Promise<{ version: number; current: boolean }> {
+  const { rows } = await db.query<{ exists: boolean }>(`SELECT to_regclass('folio_schema_versions') IS NOT NULL AS exists`);
+  if (!rows[0]!.exists) return { version: 0, current: false };
+  const version = (await db.query<{ version: number }>('SELECT coalesce(max(version), 0) AS version FROM folio_schema_versions')).rows[0]!.version;
+  // Migration 1 makes search_index_facts.
+  if (version === 0) return { version, current: false };
+  const facts = await db.query<{ value: string }>(`SELECT value FROM search_index_facts WHERE name = 'unicode'`);
+  return { version, current: facts.rows[0]?.value === SEARCH_UNICODE };
+}
+
+/**
+ * Brings the schema up to date, each migration in a transaction of its
+ * own, recorded in folio_schema_versions; then makes the search words and
+ * folded chat titles again if they were made with another Unicode version
+ * than this Node.js's (reindex.ts). Up to date, as almost always, it takes
+ * no lock.
+ */
+export async function migrate(pool: pg.Pool, onMigrate?: MigrationNotice, onReindex?: ReindexNotice): Promise<void> {
+  const quick = await state(poolSession(pool));
+  if (quick.version === migrations.length && quick.current) return;
+  const client = await pool.connect();
+  // On failure the connection is closed, not given back: that also releases the lock.
+  let failure: Error | undefined;
+  try {
+    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    const db = clientSession(client);
+    await db.query(VERSIONS);
+    const { version } = await state(db);
+    if (version < migrations.length) onMigrate?.(version, migrations.length);
+    for (let i = version; i < migrations.length; i++) {
+      await transactionOn(client, async (tx) => {
+        await tx.query(migrations[i]!);
+        await tx.query('INSERT INTO folio_schema_versions (version) VALUES ($1)', [i + 1]);
+      });
+    }
+    await transactionOn(client, (tx) => refoldIfUnicodeChanged(tx, version > 0, onReindex));
+    await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
+  } catch (err) {
+    failure = err instanceof Error ? err : new Error(String(err));
+    throw err;
+  } finally {
+    client.release(failure);
+  }
+}

@@ -1,0 +1,118 @@
+import { foldText, SCOPE_MARK, searchTerms } from '../../domain/search.js';
+
+/**
+ * DESIGN §3's search on PostgreSQL: a `tsvector` of each document's words,
+ * which the store makes itself, and a `tsquery` of the terms as prefixes,
+ * all required, within the viewer's scope words.
+ *
+ * The words are those of the folded text (foldText), split as searchTerms
+ * splits queries: letters, digits, marks and private-use characters make
+ * words, anything else separates them, as the SQLite store's tokenizer
+ * reads text; test/store-contract/ holds both stores to that rule. They
+ * reach PostgreSQL as lexemes (array_to_tsvector), and the terms as quoted
+ * lexemes (a tsquery's own syntax): no text search parser, dictionary or
+ * locale of the server's has a say. Its default parser would read `foo-bar`,
+ * e-mail addresses, URLs or `1.5` as words of their own, and `unaccent`
+ * folds otherwise than Folio does (æ as ae, ı as i, ĸ as q, þ as th), so
+ * the two stores would find different documents.
+ */
+
+/** PostgreSQL's limits, in UTF-8 bytes: of one lexeme, and of a tsvector's lexemes together. */
+const LEXEME_BYTES = 2047;
+const VECTOR_BYTES = 1_048_575;
+
+/**
+ * Text is folded and split about this many characters at a time, cut
+ * before a space or a line break (which no word holds and folding keeps as
+ * they are), so that a 5 MiB document never becomes one array of all its words.
+ */
+const CHUNK = 65_536;
+
+/**
+ * A word cut to PostgreSQL's longest lexeme, at a character's end. Terms
+ * are cut alike, so that a term as long still finds the word; a longer one
+ * finds the words it begins with to that length.
+ */
+function clip(word: string): string {
+  // UTF-8 takes at most 3 bytes per UTF-16 unit.
+  if (word.length * 3 <= LEXEME_BYTES) return word;
+  let bytes = 0;
+  let end = 0;
+  for (const char of word) {
+    bytes += Buffer.byteLength(char);
+    if (bytes > LEXEME_BYTES) break;
+    end += char.length;
+  }
+  return word.slice(0, end);
+}
+
+/**
+ * Scope words: where a document is, beside its words, so that a search
+ * reads from the index only what lies where the viewer may look. Each
+ * begins with SCOPE_MARK, which no word and no term holds
+ * (src/domain/search.ts), so that text can neither forge nor find them.
+ * A document in no project has `n<workspace>`, one in a project
+ * `p<project>`: the two places visibility.ts tells apart.
+ */
+export const outsideProjectsWord = (workspaceId: string): string => `${SCOPE_MARK}n${workspaceId}`;
+export const projectWord = (projectId: string): string => `${SCOPE_MARK}p${projectId}`;
+
+/** Adds the distinct words of `text`, folded and cut to length, to `into`. */
+function wordsOf(text: string, into: Set<string>): void {
+  for (let start = 0; start < text.length; ) {
+    let end = Math.min(start + CHUNK, text.length);
+    if (end < text.length) {
+      const cut = Math.max(text.lastIndexOf(' ', end), text.lastIndexOf('\n', end));
+      if (cut > start) end = cut;
+      else {
+        // No break in the window: the piece runs on to the next one.
+        const next = text.slice(end).search(/[ \n]/);
+        end = next < 0 ? text.length : end + next;
+      }
+    }
+    for (const word of searchTerms(foldText(text.slice(start, end)))) into.add(clip(word));
+    start = end;
+  }
+}
+
+/**
+ * The lexemes of a document's tsvector: its scope word and its words. A
+ * word that begins another adds nothing, since every term is looked up as
+ * a prefix, and is left out. A document whose words still exceed what a
+ * tsvector holds keeps its shortest (PostgreSQL's limit; see the report of
+ * search.ts's commit): the words of prose before the long strings of an
+ * embedded file.
+ */
+export function documentLexemes(title: string, content: string, workspaceId: string, projectId: string | null): string[] {
+  const words = new Set<string>();
+  wordsOf(title, words);
+  wordsOf(content, words);
+  const sorted = [...words].sort();
+  // In sorted order, the words a word begins follow it at once.
+  let kept = sorted.filter((word, i) => !sorted[i + 1]?.startsWith(word));
+  const scope = projectId === null ? outsideProjectsWord(workspaceId) : projectWord(projectId);
+  let room = VECTOR_BYTES - Buffer.byteLength(scope);
+  if (kept.reduce((bytes, word) => bytes + Buffer.byteLength(word), 0) > room) {
+    kept = kept
+      .sort((a, b) => a.length - b.length)
+      .filter((word) => {
+        room -= Buffer.byteLength(word);
+        return room >= 0;
+      });
+  }
+  return [scope, ...kept];
+}
+
+/** A lexeme in a tsquery's text: quoted, its quotes doubled and backslashes escaped, so that nothing in it is syntax. */
+const quoted = (lexeme: string) => `'${lexeme.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`;
+
+/**
+ * The tsquery of documents holding every term (searchTerms) as a word
+ * prefix and carrying any of the scope words: only the index entries of
+ * the places the viewer may look are read. Scope words only narrow the
+ * search; every row is still checked by the visibility rule.
+ */
+export function searchQuery(terms: readonly string[], scope: readonly string[]): string {
+  const words = terms.map((term) => `${quoted(clip(foldText(term)))}:*`);
+  return `${words.join(' & ')} & (${scope.map(quoted).join(' | ')})`;
+}

@@ -1,0 +1,108 @@
+import type { ChatRow, ListChatsQuery, Principal, ProjectRow, TemplateRow, Viewer } from '../store.js';
+import type { Session } from './database.js';
+import { contentVisible, projectVisible, templateVisible, viewerParams as params } from './visibility.js';
+
+/**
+ * The key, its user and the user's organizations in one statement, so one
+ * state of them: a row per organization in the order the user joined them
+ * (a row of nulls without any), each with its place by name, as people sort
+ * names (the folio_names collation, then id: DESIGN §3).
+ */
+const PRINCIPAL = `SELECT k.id AS "keyId", k.name AS "keyName", k.can_write AS "canWrite", k.last_used_at AS "lastUsedAt",
+    u.id AS "userId", u.name AS "userName", u.email, u.plan,
+    o.id AS "orgId", o.name AS "orgName", o.created_at AS "orgCreatedAt", o.plan AS "orgPlan",
+    row_number() OVER (ORDER BY o.name COLLATE folio_names, o.id) AS "byName"
+  FROM api_keys k JOIN users u ON u.id = k.user_id
+  LEFT JOIN memberships m ON m.user_id = u.id LEFT JOIN organizations o ON o.id = m.org_id
+  WHERE k.hash = $1 AND k.revoked_at IS NULL
+  ORDER BY m.joined_at, m.joined_seq`;
+
+interface PrincipalRow {
+  keyId: string;
+  keyName: string | null;
+  canWrite: boolean;
+  lastUsedAt: string | null;
+  userId: string;
+  userName: string | null;
+  email: string;
+  plan: string | null;
+  orgId: string | null;
+  orgName: string;
+  orgCreatedAt: string;
+  orgPlan: string | null;
+  byName: string;
+}
+
+const PROJECTS = `SELECT p.id, p.name, p.description, p.created_at AS "createdAt", p.creator_id <> $1 AS "isSharedWithYou"
+  FROM projects p WHERE ${projectVisible('p')}
+  ORDER BY p.created_at DESC, p.id DESC LIMIT $3`;
+
+const TEMPLATES = `SELECT t.id, t.title, t.description, t.workspace_id IS NULL AS "isSystem", t.is_default AS "isDefault"
+  FROM templates t WHERE ${templateVisible('t')}
+  ORDER BY t.workspace_id IS NULL DESC, t.created_at DESC, t.id DESC LIMIT $4`;
+
+/** strpos, not LIKE: any text typed is text, `%` and `_` too. */
+const CHATS = `SELECT c.id, c.title, c.created_at AS "createdAt", c.updated_at AS "updatedAt", c.message_count AS "messageCount",
+    c.project_id AS "projectId", p.name AS "projectName"
+  FROM chats c LEFT JOIN projects p ON p.id = c.project_id
+  WHERE ${contentVisible('c')} AND ($3::text IS NULL OR c.project_id = $3::text) AND ($4::text IS NULL OR strpos(c.title_folded, $4::text) > 0)
+  ORDER BY c.sort_at DESC, c.id DESC LIMIT $5`;
+
+/** Keys, organizations, projects, templates and chats, as the API reads them. */
+export function workspaceQueries(db: Session) {
+  return {
+    async findPrincipal(keyHash: string): Promise<Principal | null> {
+      const { rows } = await db.query<PrincipalRow>(PRINCIPAL, [Buffer.from(keyHash, 'base64')]);
+      const [r] = rows;
+      if (r === undefined) return null;
+      const memberships = rows.filter((m) => m.orgId !== null);
+      const organizations = [...memberships]
+        .sort((a, b) => Number(a.byName) - Number(b.byName))
+        .map((m) => ({ id: m.orgId!, name: m.orgName, createdAt: m.orgCreatedAt }));
+      return {
+        keyId: r.keyId,
+        keyName: r.keyName,
+        canWrite: r.canWrite,
+        lastUsedAt: r.lastUsedAt,
+        user: { id: r.userId, name: r.userName, email: r.email, plan: r.plan },
+        orgPlans: memberships.map((m) => m.orgPlan),
+        organizations,
+      };
+    },
+
+    async touchKey(keyId: string, at: string): Promise<void> {
+      await db.query('UPDATE api_keys SET last_used_at = $1 WHERE id = $2', [at, keyId]);
+    },
+
+    async isMember(orgId: string, userId: string): Promise<boolean> {
+      return (await db.query('SELECT 1 FROM memberships WHERE org_id = $1 AND user_id = $2', [orgId, userId])).rowCount === 1;
+    },
+
+    async isProjectVisible(viewer: Viewer, projectId: string): Promise<boolean> {
+      const { rowCount } = await db.query(`SELECT 1 FROM projects p WHERE p.id = $3 AND ${projectVisible('p')}`, params(viewer, projectId));
+      return rowCount === 1;
+    },
+
+    async isChatVisible(viewer: Viewer, chatId: string): Promise<boolean> {
+      const { rowCount } = await db.query(`SELECT 1 FROM chats c WHERE c.id = $3 AND ${contentVisible('c')}`, params(viewer, chatId));
+      return rowCount === 1;
+    },
+
+    async listProjects(viewer: Viewer, limit: number): Promise<ProjectRow[]> {
+      return (await db.query<ProjectRow>(PROJECTS, params(viewer, limit))).rows;
+    },
+
+    async listTemplates(viewer: Viewer, includeSystem: boolean, limit: number): Promise<TemplateRow[]> {
+      return (await db.query<TemplateRow>(TEMPLATES, params(viewer, includeSystem, limit))).rows;
+    },
+
+    async listChats(viewer: Viewer, query: ListChatsQuery): Promise<ChatRow[]> {
+      type Listed = Omit<ChatRow, 'project'> & { projectId: string | null; projectName: string | null };
+      const { rows } = await db.query<Listed>(CHATS, params(viewer, query.projectId ?? null, query.titleContains ?? null, query.limit));
+      return rows.map(({ projectId, projectName, ...chat }) => ({
+        ...chat,
+        project: projectId === null ? null : { id: projectId, name: projectName ?? '' },
+      }));
+    },
+  };
+}
