@@ -119,8 +119,9 @@ export const migrations: readonly string[] = [
   -- lists walk the two indexes on sort_at, one per place content can be
   -- (outside projects, in a project: visibility.ts); searches read the GIN
   -- index. toast_tuple_target keeps the rows that lists and searches read
-  -- narrow: the Markdown and the words of any document but the shortest
-  -- are stored apart (TOAST), as SQLite keeps them in other tables.
+  -- narrow (about 300 bytes): the Markdown and the words of any document
+  -- but the shortest are stored apart (TOAST), as SQLite keeps them in
+  -- other tables; the ids and the title stay in the row.
   CREATE TABLE documents (
     id            text COLLATE "C" PRIMARY KEY,
     workspace_id  text COLLATE "C" NOT NULL,
@@ -133,10 +134,21 @@ export const migrations: readonly string[] = [
     updated_at    timestamptz(3),
     sort_at       timestamptz(3) GENERATED ALWAYS AS (coalesce(updated_at, created_at)) STORED,
     search        tsvector NOT NULL
-  ) WITH (toast_tuple_target = 128);
+  ) WITH (toast_tuple_target = 512);
   CREATE INDEX documents_outside_projects ON documents (workspace_id, sort_at DESC, id DESC) WHERE project_id IS NULL;
   CREATE INDEX documents_by_project ON documents (project_id, sort_at DESC, id DESC) WHERE project_id IS NOT NULL;
-  CREATE INDEX documents_search ON documents USING gin (search);
+  -- A write's words go to a short list first, merged into the index in
+  -- sorted batches once it holds 256 kB, which costs a write much less
+  -- than putting them in one by one. Every search reads the list whole,
+  -- hence small: the default list of 4 MB is also one long merge for the
+  -- write that starts it.
+  CREATE INDEX documents_search ON documents USING gin (search) WITH (gin_pending_list_limit = 256);
+  -- No statistics of the words: PostgreSQL then always expects a search to
+  -- match few documents, and reads the GIN index. With them, it reads the
+  -- whole table for a frequent word or a short prefix, testing every
+  -- document's words, which it does not count as costly though each is
+  -- stored apart (TOAST): a hundred times slower than the index.
+  ALTER TABLE documents ALTER COLUMN search SET STATISTICS 0;
 
   -- Document history (DESIGN §7), numbered per document from 1.
   CREATE TABLE document_revisions (

@@ -57,6 +57,17 @@ function clip(word: string): string {
 export const outsideProjectsWord = (workspaceId: string): string => `${SCOPE_MARK}n${workspaceId}`;
 export const projectWord = (projectId: string): string => `${SCOPE_MARK}p${projectId}`;
 
+/**
+ * Prefix words: each document also holds the first one and the first two
+ * characters of its words, after SCOPE_MARK and `*`, as the SQLite store's
+ * index keeps prefixes of one and two characters. A term that short is
+ * looked up as that one entry: as a prefix, PostgreSQL would merge the
+ * entries of every word it begins, a good part of the whole index for one
+ * letter.
+ */
+const SHORT = 2;
+const prefixWord = (prefix: string) => `${SCOPE_MARK}*${prefix}`;
+
 /** Adds the distinct words of `text`, folded and cut to length, to `into`. */
 function wordsOf(text: string, into: Set<string>): void {
   for (let start = 0; start < text.length; ) {
@@ -76,12 +87,11 @@ function wordsOf(text: string, into: Set<string>): void {
 }
 
 /**
- * The lexemes of a document's tsvector: its scope word and its words. A
- * word that begins another adds nothing, since every term is looked up as
- * a prefix, and is left out. A document whose words still exceed what a
- * tsvector holds keeps its shortest (PostgreSQL's limit; see the report of
- * search.ts's commit): the words of prose before the long strings of an
- * embedded file.
+ * The lexemes of a document's tsvector: its scope word, its prefix words
+ * and its words. A word that begins another adds nothing, since every term
+ * is looked up as a prefix, and is left out. A document whose words still
+ * exceed what a tsvector holds keeps its shortest (PostgreSQL's limit): the
+ * words of prose before the long strings of an embedded file.
  */
 export function documentLexemes(title: string, content: string, workspaceId: string, projectId: string | null): string[] {
   const words = new Set<string>();
@@ -90,8 +100,14 @@ export function documentLexemes(title: string, content: string, workspaceId: str
   const sorted = [...words].sort();
   // In sorted order, the words a word begins follow it at once.
   let kept = sorted.filter((word, i) => !sorted[i + 1]?.startsWith(word));
-  const scope = projectId === null ? outsideProjectsWord(workspaceId) : projectWord(projectId);
-  let room = VECTOR_BYTES - Buffer.byteLength(scope);
+  const prefixes = new Set<string>();
+  for (const word of kept) {
+    const [first, second] = word;
+    prefixes.add(prefixWord(first!));
+    if (second !== undefined) prefixes.add(prefixWord(first! + second));
+  }
+  const internal = [projectId === null ? outsideProjectsWord(workspaceId) : projectWord(projectId), ...prefixes];
+  let room = VECTOR_BYTES - internal.reduce((bytes, word) => bytes + Buffer.byteLength(word), 0);
   if (kept.reduce((bytes, word) => bytes + Buffer.byteLength(word), 0) > room) {
     kept = kept
       .sort((a, b) => a.length - b.length)
@@ -100,7 +116,7 @@ export function documentLexemes(title: string, content: string, workspaceId: str
         return room >= 0;
       });
   }
-  return [scope, ...kept];
+  return [...internal, ...kept];
 }
 
 /** A lexeme in a tsquery's text: quoted, its quotes doubled and backslashes escaped, so that nothing in it is syntax. */
@@ -113,6 +129,9 @@ const quoted = (lexeme: string) => `'${lexeme.replaceAll('\\', '\\\\').replaceAl
  * search; every row is still checked by the visibility rule.
  */
 export function searchQuery(terms: readonly string[], scope: readonly string[]): string {
-  const words = terms.map((term) => `${quoted(clip(foldText(term)))}:*`);
+  const words = terms.map((term) => {
+    const word = clip(foldText(term));
+    return [...word].length <= SHORT ? quoted(prefixWord(word)) : `${quoted(word)}:*`;
+  });
   return `${words.join(' & ')} & (${scope.map(quoted).join(' | ')})`;
 }
