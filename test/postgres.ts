@@ -54,6 +54,8 @@ async function onServer(url: string, sql: string): Promise<void> {
 export interface TestDatabase {
   /** The fresh database's URL. */
   readonly url: string;
+  /** The URL of connections that use a fresh schema of their own in the database (search_path). */
+  schemaUrl(): Promise<string>;
   /**
    * A fresh, migrated store in a schema of its own in the database: as
    * isolated as a database of its own, and made in milliseconds rather
@@ -70,12 +72,16 @@ export async function createTestDatabase(serverUrl: string): Promise<TestDatabas
   await onServer(serverUrl, `CREATE DATABASE ${name}`);
   const url = withDatabase(serverUrl, name);
   let schemas = 0;
+  const schemaUrl = async () => {
+    const schema = `store_${++schemas}`;
+    await onServer(url, `CREATE SCHEMA ${schema}`);
+    return withDatabase(serverUrl, name, schema);
+  };
   return {
     url,
+    schemaUrl,
     async openStore(options = {}) {
-      const schema = `store_${++schemas}`;
-      await onServer(url, `CREATE SCHEMA ${schema}`);
-      const store = await openPostgresStore(withDatabase(serverUrl, name, schema), options);
+      const store = await openPostgresStore(await schemaUrl(), options);
       return { store, close: () => store.close() };
     },
     drop: () => onServer(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),

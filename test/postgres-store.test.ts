@@ -1,0 +1,191 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import pg from 'pg';
+import { foldText, searchTerms } from '../src/domain/search.js';
+import { InvalidRequest } from '../src/errors.js';
+import { migrations } from '../src/store/postgres/migrations.js';
+import { openPostgresStore } from '../src/store/postgres/store.js';
+import type { Store, Viewer } from '../src/store/store.js';
+import { createTestDatabase, POSTGRES_SKIPPED, postgresUrl } from './postgres.js';
+import { RANDOM_RUNS } from './store-contract/harness.js';
+import { holdsTerms } from './store-contract/model.js';
+
+/**
+ * What the PostgreSQL store does beyond the Store contract
+ * (test/store-contract/), which it passes as SQLite does: migrations when
+ * several instances start at once, the search words made again for another
+ * Unicode version, PostgreSQL's limits, and transactions.
+ */
+
+async function sql(url: string, text: string, values: unknown[] = []): Promise<Record<string, unknown>[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query(text, values)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+const someone = async (store: Store): Promise<Viewer> => ({
+  userId: (await store.createUser({ email: `${Math.random().toString(36).slice(2)}@example.com`, name: null, plan: null, now: '2026-01-01T00:00:00.000Z' })).id,
+  orgId: null,
+});
+const newDocument = (title: string, contentMarkdown: string) => ({ title, contentMarkdown, projectId: null, threadId: null });
+const found = async (store: Store, viewer: Viewer, q: string) => (await store.listDocuments(viewer, { limit: 100, terms: searchTerms(q) })).map((d) => d.id);
+
+const server = await postgresUrl();
+if (server === null) {
+  describe('PostgreSQL store', { skip: POSTGRES_SKIPPED }, () => {});
+} else {
+  describe('PostgreSQL store', () => {
+    it('migrates a fresh database once when ten instances start at once, and every one opens', async () => {
+      const database = await createTestDatabase(server);
+      try {
+        const notices: [number, number][] = [];
+        const stores = await Promise.all(
+          Array.from({ length: 10 }, () => openPostgresStore(database.url, { poolMax: 2, onMigrate: (from, to) => notices.push([from, to]) })),
+        );
+        try {
+          assert.deepEqual(notices, [[0, migrations.length]], 'one instance migrated');
+          const versions = await sql(database.url, 'SELECT version FROM folio_schema_versions ORDER BY version');
+          assert.deepEqual(versions.map((v) => v.version), migrations.map((_, i) => i + 1));
+          const viewer = await someone(stores[0]!);
+          const doc = await stores[3]!.createDocument(viewer, newDocument('Shared', 'onedatabase'), '2026-01-01T00:00:01.000Z');
+          for (const store of stores) assert.deepEqual(await found(store, viewer, 'onedatabase'), [doc!.id]);
+        } finally {
+          await Promise.all(stores.map((s) => s.close()));
+        }
+      } finally {
+        await database.drop();
+      }
+    });
+
+    it('makes the search words again when they were made with another Unicode version', async () => {
+      const database = await createTestDatabase(server);
+      try {
+        const url = await database.schemaUrl();
+        const first = await openPostgresStore(url);
+        const viewer = await someone(first);
+        const doc = await first.createDocument(viewer, newDocument('Ελληνικά', 'Καλημέρα'), '2026-01-01T00:00:01.000Z');
+        await first.close();
+        // As an older Node.js would have left it: words of another folding.
+        await sql(url, `UPDATE search_index_facts SET value = '1.0' WHERE name = 'unicode'`);
+        await sql(url, `UPDATE documents SET search = array_to_tsvector(ARRAY['outdated'])`);
+        const heard: [string | null, string][] = [];
+        const again = await openPostgresStore(url, { onReindex: (from, to) => heard.push([from, to]) });
+        try {
+          assert.deepEqual(heard, [['1.0', process.versions.unicode]]);
+          assert.deepEqual(await found(again, viewer, 'ελληνικα καλημ'), [doc!.id]);
+          assert.deepEqual(await found(again, viewer, 'outdated'), []);
+        } finally {
+          await again.close();
+        }
+      } finally {
+        await database.drop();
+      }
+    });
+
+    it('finds what DESIGN §3 finds in text of any characters, as the SQLite store does', async () => {
+      const database = await createTestDatabase(server);
+      const { store, close } = await database.openStore();
+      // Any code point PostgreSQL's text can hold (no U+0000, no lone surrogate), often a letter of a few scripts.
+      const char = fc.oneof(fc.constantFrom(...'aÄß Ωσς Жё ǅﬁ ١٢ 日本 क़ ‍ -.,\n'), fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }));
+      const text = fc.array(char, { maxLength: 30 }).map((cs) => cs.join('')).filter((t) => t.isWellFormed() && !t.includes('\u0000'));
+      try {
+        await fc.assert(
+          fc.asyncProperty(fc.array(text, { minLength: 1, maxLength: 6 }), fc.array(fc.tuple(fc.nat(), fc.nat(), fc.nat()), { maxLength: 6 }), async (texts, picks) => {
+            const viewer = await someone(store);
+            const docs = [];
+            for (const [i, t] of texts.entries()) {
+              docs.push({ id: (await store.createDocument(viewer, newDocument(`d${i}`, t || '.'), '2026-01-01T00:00:01.000Z'))!.id, title: `d${i}`, contentMarkdown: t || '.' });
+            }
+            // Queries from the words' own prefixes, as typed (before folding), so that some find something.
+            for (const [doc, word, length] of picks) {
+              const words = texts[doc % texts.length]!.match(/[\p{L}\p{N}\p{M}\p{Co}]+/gu) ?? [];
+              const q = words.length === 0 ? 'x' : [...words[word % words.length]!].slice(0, 1 + (length % 4)).join('');
+              const terms = searchTerms(q);
+              if (terms.length === 0) continue;
+              const expected = docs.filter((d) => holdsTerms(d, terms)).map((d) => d.id).sort();
+              assert.deepEqual((await found(store, viewer, q)).sort(), expected, `${JSON.stringify(q)} as ${JSON.stringify(terms.map(foldText))}`);
+            }
+          }),
+          { numRuns: RANDOM_RUNS * 4 },
+        );
+      } finally {
+        await close();
+        await database.drop();
+      }
+    });
+
+    it('finds documents past PostgreSQL’s limits on a word and on a tsvector', async () => {
+      const database = await createTestDatabase(server);
+      const { store, close } = await database.openStore();
+      try {
+        const viewer = await someone(store);
+        // A word longer than a lexeme may be (2,047 bytes), found by its start and whole.
+        const long = 'x'.repeat(3000);
+        const longDoc = await store.createDocument(viewer, newDocument('Long', `before ${long} after`), '2026-01-01T00:00:01.000Z');
+        for (const q of [long.slice(0, 100), long, 'after']) assert.deepEqual(await found(store, viewer, q), [longDoc!.id]);
+        // More distinct words than a tsvector holds (1 MB): the prose is still found.
+        const many = Array.from({ length: 120_000 }, (_, i) => `w${i.toString(36).padStart(9, 'q')}`).join(' ');
+        const big = await store.createDocument(viewer, newDocument('Big', `plainprose ${many}`), '2026-01-01T00:00:02.000Z');
+        assert.deepEqual(await found(store, viewer, 'plainprose'), [big!.id]);
+        assert.deepEqual(await found(store, viewer, 'p'), [big!.id]);
+      } finally {
+        await close();
+        await database.drop();
+      }
+    });
+
+    it('refuses text holding U+0000, which PostgreSQL cannot store, as the caller’s fault', async () => {
+      const database = await createTestDatabase(server);
+      const { store, close } = await database.openStore();
+      try {
+        const viewer = await someone(store);
+        await assert.rejects(store.createDocument(viewer, newDocument('Nul', 'a\u0000b'), '2026-01-01T00:00:01.000Z'), InvalidRequest);
+        assert.deepEqual(await store.listDocuments(viewer, { limit: 100 }), []);
+      } finally {
+        await close();
+        await database.drop();
+      }
+    });
+
+    it('undoes a nested atomic run alone, and refuses to commit one whose statement failed', async () => {
+      const database = await createTestDatabase(server);
+      const { store, close } = await database.openStore();
+      try {
+        const viewer = await someone(store);
+        const failure = new Error('inner run stopped');
+        await store.atomically(async (tx) => {
+          await tx.createDocument(viewer, newDocument('Kept', 'keptword'), '2026-01-01T00:00:01.000Z');
+          await assert.rejects(
+            tx.atomically(async (inner) => {
+              await inner.createDocument(viewer, newDocument('Undone', 'undoneword'), '2026-01-01T00:00:02.000Z');
+              throw failure;
+            }),
+            (err) => err === failure,
+          );
+        });
+        assert.equal((await found(store, viewer, 'keptword')).length, 1);
+        assert.deepEqual(await found(store, viewer, 'undoneword'), []);
+
+        const email = `twice.${Date.now()}@example.com`;
+        await store.createUser({ email, name: null, plan: null, now: '2026-01-01T00:00:03.000Z' });
+        await assert.rejects(
+          store.atomically(async (tx) => {
+            await tx.createDocument(viewer, newDocument('Lost', 'lostword'), '2026-01-01T00:00:04.000Z');
+            // The refusal is caught, but PostgreSQL has ended the transaction.
+            await tx.createUser({ email, name: null, plan: null, now: '2026-01-01T00:00:04.000Z' }).catch(() => {});
+          }),
+          /rolled back/,
+        );
+        assert.deepEqual(await found(store, viewer, 'lostword'), []);
+      } finally {
+        await close();
+        await database.drop();
+      }
+    });
+  });
+}
