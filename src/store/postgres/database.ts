@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { InvalidRequest } from '../../errors.js';
 
@@ -69,9 +70,23 @@ function translated(err: unknown): unknown {
   return err;
 }
 
+/**
+ * Statements with parameters (all of the store's reads and writes) are
+ * prepared once per connection, under a name of their text, and their
+ * plans kept: PostgreSQL would otherwise plan each one at every request,
+ * which takes longer than a list runs.
+ */
+const names = new Map<string, string>();
+function statementName(text: string): string {
+  let name = names.get(text);
+  if (name === undefined) names.set(text, (name = createHash('sha1').update(text).digest('base64')));
+  return name;
+}
+
 async function run<R>(on: pg.Pool | pg.PoolClient, text: string, values?: readonly unknown[]): Promise<Result<R>> {
   try {
-    return (await on.query(text, values as unknown[] | undefined)) as unknown as Result<R>;
+    const name = values === undefined ? undefined : statementName(text);
+    return (await on.query({ name, text, values: values as unknown[] | undefined })) as unknown as Result<R>;
   } catch (err) {
     throw translated(err);
   }
