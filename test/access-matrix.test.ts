@@ -1,8 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import Database from 'better-sqlite3';
-import { call, setup, type TestContext, sqliteFile } from './helpers.js';
+import { call, queryRows, setup, type TestContext } from './helpers.js';
 import {
   CALLERS,
   COMMON_WORD,
@@ -468,50 +467,45 @@ describe('access matrix: writes', () => {
   });
 
   counted('POST /documents creates in a visible project or in an accessible scope, where the same people see it; otherwise 404 like an unknown project', async () => {
-    const db = new Database(sqliteFile(t.config), { readonly: true });
-    const countDocuments = () => (db.prepare('SELECT count(*) AS n FROM documents').get() as { n: number }).n;
-    const initial = countDocuments();
+    const countDocuments = async () => Number((await queryRows<{ n: number }>(t.config, 'SELECT count(*) AS n FROM documents'))[0]!.n);
+    const initial = await countDocuments();
     let created = 0;
-    try {
-      for (const { caller, scope, label } of cells) {
-        const accessible = CONTENT[caller][scope] !== NO_ACCESS;
-        const unknown = await api.post(caller, { ...w.scope(scope), title: 'x', contentMarkdown: 'x', projectId: unknownProject() });
-        eq(unknown.status, 404, `${label}: an unknown project`);
-        if (!accessible) {
-          const unknownTeam = await api.post(caller, { organizationId: unknownOrg(), title: 'x', contentMarkdown: 'x' });
-          eq([unknown.status, unknown.body], [unknownTeam.status, unknownTeam.body], `${label}: an inaccessible team is an unknown one`);
+    for (const { caller, scope, label } of cells) {
+      const accessible = CONTENT[caller][scope] !== NO_ACCESS;
+      const unknown = await api.post(caller, { ...w.scope(scope), title: 'x', contentMarkdown: 'x', projectId: unknownProject() });
+      eq(unknown.status, 404, `${label}: an unknown project`);
+      if (!accessible) {
+        const unknownTeam = await api.post(caller, { organizationId: unknownOrg(), title: 'x', contentMarkdown: 'x' });
+        eq([unknown.status, unknown.body], [unknownTeam.status, unknownTeam.body], `${label}: an inaccessible team is an unknown one`);
+      }
+      for (const target of [null, ...PROJECT_PLACES]) {
+        const body = {
+          ...w.scope(scope),
+          title: `By ${caller} in ${scope} / ${target ?? 'no project'}`,
+          contentMarkdown: 'Created through the API.',
+          ...(target === null ? {} : { projectId: w.projects[target] }),
+        };
+        const res = await api.post(caller, body);
+        const allowed = accessible && (target === null || seesProject(caller, scope, target));
+        if (!allowed) {
+          eq([res.status, res.body], [unknown.status, unknown.body], `${label}: creating in ${target ?? 'no project'} is refused like an unknown project`);
+          continue;
         }
-        for (const target of [null, ...PROJECT_PLACES]) {
-          const body = {
-            ...w.scope(scope),
-            title: `By ${caller} in ${scope} / ${target ?? 'no project'}`,
-            contentMarkdown: 'Created through the API.',
-            ...(target === null ? {} : { projectId: w.projects[target] }),
-          };
-          const res = await api.post(caller, body);
-          const allowed = accessible && (target === null || seesProject(caller, scope, target));
-          if (!allowed) {
-            eq([res.status, res.body], [unknown.status, unknown.body], `${label}: creating in ${target ?? 'no project'} is refused like an unknown project`);
-            continue;
-          }
-          eq(res.status, 201, `${label}: creates in ${target ?? 'no project'}`);
-          created++;
-          // The new document lives where the place's document lives: the
-          // same callers see it in the same scopes, with the same project.
-          const like = target ?? homeOf(caller, scope);
-          for (const reader of cells) {
-            const read = await api.get(reader.caller, `/documents/${res.body.id}`, w.scope(reader.scope));
-            eq(read.status, sees(reader.caller, reader.scope, like) ? 200 : 404, `${label}: its document in ${target ?? 'no project'} as ${reader.label}`);
-            if (read.status === 200) {
-              eq(read.body.project, target === null ? null : { id: w.projects[target], name: `Project ${target}` }, `${label}: project`);
-            }
+        eq(res.status, 201, `${label}: creates in ${target ?? 'no project'}`);
+        created++;
+        // The new document lives where the place's document lives: the
+        // same callers see it in the same scopes, with the same project.
+        const like = target ?? homeOf(caller, scope);
+        for (const reader of cells) {
+          const read = await api.get(reader.caller, `/documents/${res.body.id}`, w.scope(reader.scope));
+          eq(read.status, sees(reader.caller, reader.scope, like) ? 200 : 404, `${label}: its document in ${target ?? 'no project'} as ${reader.label}`);
+          if (read.status === 200) {
+            eq(read.body.project, target === null ? null : { id: w.projects[target], name: `Project ${target}` }, `${label}: project`);
           }
         }
       }
-      eq(countDocuments(), initial + created, 'refused creations wrote nothing');
-    } finally {
-      db.close();
     }
+    eq(await countDocuments(), initial + created, 'refused creations wrote nothing');
   });
 
   counted("a document the sharee creates in the owner's shared project is in the owner's workspace", async () => {

@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
 import { readFileSync } from 'node:fs';
-import { call, inAnotherProcess, setup, type TestContext, sqliteFile } from './helpers.js';
+import { call, queryRows, setup, SQLITE_ONLY, sqliteFile, TEST_DATABASE, writeElsewhere, type TestContext } from './helpers.js';
 import { generateKey, hashKey, isWellFormedKey } from '../src/domain/keys.js';
 import { buildApp } from '../src/app.js';
 
@@ -169,7 +169,7 @@ describe('API keys', () => {
   });
 
   it('refuses on the very next request a key revoked, a member removed or a plan lost by another process', async () => {
-    const file = sqliteFile(t.config);
+    const elsewhere = (sql: string, ...params: unknown[]) => writeElsewhere(t.config, sql, ...params);
     const owner = await t.make.user({ plan: null });
     const team = await t.make.org({ plan: 'team_yearly', members: [owner.id] });
     const { secret, record } = await t.make.key(owner.id);
@@ -177,15 +177,15 @@ describe('API keys', () => {
     const docs = () => call(t.app, 'GET', `/v1/documents?organizationId=${team.id}`, { key: secret });
     assert.equal((await me()).body.plan, 'team_yearly', 'the plan comes from the team');
     assert.equal((await docs()).status, 200);
-    inAnotherProcess(file, 'UPDATE organizations SET plan = NULL WHERE id = ?', team.id);
+    await elsewhere('UPDATE organizations SET plan = NULL WHERE id = ?', team.id);
     assert.equal((await me()).status, 402, 'the plan lost elsewhere');
-    inAnotherProcess(file, "UPDATE organizations SET plan = 'team_yearly' WHERE id = ?", team.id);
+    await elsewhere("UPDATE organizations SET plan = 'team_yearly' WHERE id = ?", team.id);
     assert.equal((await docs()).status, 200);
-    inAnotherProcess(file, 'UPDATE users SET plan = ? WHERE id = ?', 'pro_monthly', owner.id);
-    inAnotherProcess(file, 'DELETE FROM memberships WHERE org_id = ? AND user_id = ?', team.id, owner.id);
+    await elsewhere('UPDATE users SET plan = ? WHERE id = ?', 'pro_monthly', owner.id);
+    await elsewhere('DELETE FROM memberships WHERE org_id = ? AND user_id = ?', team.id, owner.id);
     assert.equal((await docs()).status, 400, 'no longer a member');
     assert.equal((await me()).status, 200);
-    inAnotherProcess(file, 'UPDATE api_keys SET revoked_at = ? WHERE id = ?', new Date().toISOString(), record.id);
+    await elsewhere('UPDATE api_keys SET revoked_at = ? WHERE id = ?', new Date().toISOString(), record.id);
     assert.equal((await me()).status, 401, 'revoked elsewhere');
   });
 
@@ -193,14 +193,17 @@ describe('API keys', () => {
     const user = await t.make.user();
     const { secret } = await t.make.key(user.id);
     await call(t.app, 'GET', '/v1/me', { key: secret });
-    const files = ['folio.db', 'folio.db-wal'].map((f) => {
-      try {
-        return readFileSync(`${t.dir}/${f}`);
-      } catch {
-        return Buffer.alloc(0);
-      }
-    });
-    for (const bytes of files) assert.equal(bytes.includes(Buffer.from(secret.slice(4, 36))), false);
+    const secretPart = secret.slice(4, 36);
+    if (TEST_DATABASE === 'sqlite') {
+      const files = ['folio.db', 'folio.db-wal'].map((f) => readFileSync(`${t.dir}/${f}`));
+      assert.ok(files[0]!.length > 0);
+      for (const bytes of files) assert.equal(bytes.includes(Buffer.from(secretPart)), false);
+    } else {
+      const rows = await queryRows<{ row: string }>(t.config, 'SELECT k::text AS row FROM api_keys k WHERE user_id = ?', user.id);
+      assert.equal(rows.length, 1);
+      assert.equal(rows[0]!.row.includes(secretPart), false);
+      assert.equal(rows[0]!.row.includes(Buffer.from(hashKey(secret), 'base64').toString('hex')), true, 'the hash is stored, as bytes');
+    }
     const keys = await t.store.listKeys(user.id);
     assert.equal(keys[0]!.last4, secret.slice(-4));
   });
@@ -232,7 +235,7 @@ describe('API keys', () => {
     assert.equal(await lastUsed(new Date(t.clock()).toISOString()), new Date(t.clock()).toISOString());
   });
 
-  it('answers without waiting while another process holds the write lock, and writes the last-used time once it is let go', async () => {
+  it('answers without waiting while another process holds the write lock, and writes the last-used time once it is let go', SQLITE_ONLY, async () => {
     const user = await t.make.user();
     const { secret, record } = await t.make.key(user.id);
     const holder = new Database(sqliteFile(t.config));

@@ -10,7 +10,8 @@ import { loadConfig, type Config } from '../src/config.js';
 import { generateKey, hashKey, lastFour } from '../src/domain/keys.js';
 import { SCOPE_MARK } from '../src/domain/search.js';
 import Database from 'better-sqlite3';
-import { openSqliteStore } from '../src/store/sqlite/store.js';
+import pg from 'pg';
+import { openStore } from '../src/store/open.js';
 import { assertContract } from './contract.js';
 import type { Store } from '../src/store/store.js';
 
@@ -61,11 +62,45 @@ export interface TestContext {
   close(): Promise<void>;
 }
 
-/** A Folio app on a freshly migrated SQLite file in a temporary folder. */
+/**
+ * The database of the suite's PostgreSQL run (test/run-postgres.ts sets
+ * it): each test context then gets a schema of its own in it. Without it,
+ * each gets an SQLite file of its own.
+ */
+const POSTGRES_RUN = process.env.FOLIO_TEST_POSTGRES_URL;
+
+/** Which database the suite runs on. */
+export const TEST_DATABASE: 'sqlite' | 'postgres' = POSTGRES_RUN ? 'postgres' : 'sqlite';
+
+/** The reason a test of SQLite's own behaviour gives for not running on PostgreSQL. */
+export const SQLITE_ONLY = { skip: TEST_DATABASE === 'postgres' ? 'about SQLite itself' : false } as const;
+
+let schemas = 0;
+
+/** A new schema in the run's PostgreSQL database, and the URL of connections that use it; dropped by `drop`. */
+async function postgresSchema(runUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const schema = `ctx_${process.pid}_${++schemas}`;
+  const admin = async (sql: string) => {
+    const client = new pg.Client({ connectionString: runUrl });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+  await admin(`CREATE SCHEMA ${schema}`);
+  const url = new URL(runUrl);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return { url: url.toString(), drop: () => admin(`DROP SCHEMA ${schema} CASCADE`) };
+}
+
+/** A Folio app on a freshly migrated database of its own: an SQLite file in a temporary folder, or a PostgreSQL schema. */
 export async function setup(options: { env?: Record<string, string>; deps?: Partial<AppDeps> } = {}): Promise<TestContext> {
   const dir = mkdtempSync(join(tmpdir(), 'folio-test-'));
-  const config = testConfig({ DATABASE_URL: `sqlite:${join(dir, 'folio.db')}`, ...options.env });
-  const store = openSqliteStore(sqliteFile(config));
+  const schema = POSTGRES_RUN ? await postgresSchema(POSTGRES_RUN) : null;
+  const config = testConfig({ DATABASE_URL: schema?.url ?? `sqlite:${join(dir, 'folio.db')}`, DATABASE_POOL_MAX: '4', ...options.env });
+  const store = await openStore(config);
   const clock = testClock();
   const app = await buildApp({ config, store, clock, ...options.deps });
   await app.ready();
@@ -79,9 +114,40 @@ export async function setup(options: { env?: Record<string, string>; deps?: Part
     async close() {
       await app.close();
       await store.close();
+      await schema?.drop();
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Runs a write (`?` for each parameter) on the test's database from outside
+ * the server: from another process on SQLite, as the command line does; on
+ * another connection on PostgreSQL, as another instance does.
+ */
+export async function writeElsewhere(config: Config, sql: string, ...params: unknown[]): Promise<void> {
+  if (config.database.kind === 'sqlite') return inAnotherProcess(config.database.file, sql, ...params);
+  await queryRows(config, sql, ...params);
+}
+
+/** The rows a query (`?` for each parameter) reads from the test's database, on a connection of its own. */
+export async function queryRows<R = Record<string, unknown>>(config: Config, sql: string, ...params: unknown[]): Promise<R[]> {
+  if (config.database.kind === 'sqlite') {
+    const db = new Database(config.database.file, { readonly: true });
+    try {
+      return db.prepare(sql).all(...params) as R[];
+    } finally {
+      db.close();
+    }
+  }
+  let n = 0;
+  const client = new pg.Client({ connectionString: config.database.url });
+  await client.connect();
+  try {
+    return (await client.query(sql.replace(/\?/g, () => `$${++n}`), params)).rows as R[];
+  } finally {
+    await client.end();
+  }
 }
 
 let sequence = 0;

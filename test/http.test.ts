@@ -376,19 +376,38 @@ async function appOverStore(level: string, replace: (store: Store) => Partial<St
 /** Sends `request` as raw bytes on a new connection and reads the answer until the server closes it. */
 function rawExchange(port: number, request: string): Promise<{ status: number; headers: Record<string, string>; body: string; text: string }> {
   return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => socket.end(request));
+    // The request is sent without closing the connection's sending side: a
+    // server answering after a database round trip may otherwise see the
+    // connection end first. The exchange is read until the answer is whole
+    // (by its Content-Length) or the server closes the connection.
+    const socket = connect(port, '127.0.0.1', () => socket.write(request));
     let text = '';
-    socket.setEncoding('utf8');
-    socket.on('data', (chunk: string) => (text += chunk));
-    // The server may reset a connection it refused once its answer is out.
-    socket.on('error', (err: NodeJS.ErrnoException) => (err.code === 'ECONNRESET' ? undefined : reject(err)));
-    socket.on('close', () => {
+    let done = false;
+    const parse = () => {
       const [head = '', body = ''] = text.split('\r\n\r\n', 2);
       const [statusLine = '', ...lines] = head.split('\r\n');
       const headers = Object.fromEntries(
         lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]),
       );
-      resolve({ status: Number(statusLine.split(' ')[1]), headers, body, text });
+      return { status: Number(statusLine.split(' ')[1]), headers, body, text };
+    };
+    const finish = () => {
+      if (done) return;
+      done = true;
+      socket.destroy();
+      resolve(parse());
+    };
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => {
+      text += chunk;
+      const answer = parse();
+      const length = Number(answer.headers['content-length']);
+      // The answer to HEAD is its head alone.
+      const whole = request.startsWith('HEAD ') || (Number.isInteger(length) && Buffer.byteLength(answer.body) >= length);
+      if (text.includes('\r\n\r\n') && whole) finish();
     });
+    // The server may reset a connection it refused once its answer is out.
+    socket.on('error', (err: NodeJS.ErrnoException) => (err.code === 'ECONNRESET' ? finish() : reject(err)));
+    socket.on('close', finish);
   });
 }

@@ -1,4 +1,5 @@
 import { ConfigError, type Config } from '../config.js';
+import { openPostgresStore } from './postgres/store.js';
 import { BUSY_TIMEOUT_MS, isBusy } from './sqlite/database.js';
 import { openSqliteStore, type SqliteStoreOptions } from './sqlite/store.js';
 import type { Store } from './store.js';
@@ -6,10 +7,19 @@ import type { Store } from './store.js';
 /** The database's refusal of a write that waited `BUSY_TIMEOUT_MS` for another process's (for the command line to say so). */
 export { BUSY_TIMEOUT_MS, isBusy as isStoreBusy };
 
+/** How to open a store; `background` is SQLite's own (its checkpointer thread), which PostgreSQL does not need. */
+export type OpenOptions = SqliteStoreOptions;
+
 /** Opens the store named by the configuration, its schema brought up to date. */
-export async function openStore(config: Pick<Config, 'database'>, options: SqliteStoreOptions = {}): Promise<Store> {
+export async function openStore(config: Pick<Config, 'database'>, options: OpenOptions = {}): Promise<Store> {
   const { database } = config;
-  if (database.kind === 'postgres') throw new ConfigError('DATABASE_URL', 'PostgreSQL is not supported by this build of Folio yet; use a sqlite: URL');
+  if (database.kind === 'postgres') {
+    try {
+      return await openPostgresStore(database.url, { poolMax: database.poolMax, onMigrate: options.onMigrate, onReindex: options.onReindex });
+    } catch (err) {
+      throw unreachable(err, database.url) ?? err;
+    }
+  }
   try {
     return openSqliteStore(database.file, options);
   } catch (err) {
@@ -22,4 +32,18 @@ export async function openStore(config: Pick<Config, 'database'>, options: Sqlit
     }
     throw err;
   }
+}
+
+/**
+ * A PostgreSQL server that cannot be reached, or refuses the connection
+ * (no such database, user or password), as the operator's to fix; named by
+ * host, port and database, never with the URL's password.
+ */
+function unreachable(err: unknown, url: string): ConfigError | null {
+  const code = (err as { code?: unknown }).code;
+  // Network failures (ECONNREFUSED, ENOTFOUND, ETIMEDOUT, …) and the server's refusals of the connection: invalid authorization (28…) or catalog name (3D000).
+  if (typeof code !== 'string' || !/^(E[A-Z]+$|28|3D000)/.test(code)) return null;
+  const u = new URL(url);
+  const where = `${u.hostname || u.searchParams.get('host') || 'localhost'}:${u.port || '5432'}${u.pathname}`;
+  return new ConfigError('DATABASE_URL', `cannot connect to PostgreSQL at ${where}: ${(err as Error).message}`);
 }
