@@ -18,6 +18,7 @@ const NOT_IN_THIS_RUN = new Set([
   'shutdown.test.ts',
   'store.test.ts',
   'store-contract.test.ts',
+  'instances.test.ts',
   'rate-limit-redis.test.ts',
   'cli.test.ts',
   'config.test.ts',
