@@ -112,7 +112,8 @@ export const migrations: readonly string[] = [
     updated_at     timestamptz(3),
     sort_at        timestamptz(3) GENERATED ALWAYS AS (coalesce(updated_at, created_at)) STORED
   );
-  CREATE INDEX chats_by_workspace ON chats (workspace_id, sort_at DESC, id DESC);
+  -- Lists walk these as the documents' (below).
+  CREATE INDEX chats_outside_projects ON chats (workspace_id, sort_at DESC, id DESC) WHERE project_id IS NULL;
   CREATE INDEX chats_by_project ON chats (project_id, sort_at DESC, id DESC) WHERE project_id IS NOT NULL;
 
   -- search: the document's words and its scope word (search.ts). The

@@ -1,6 +1,6 @@
 import type { ChatRow, ListChatsQuery, Principal, ProjectRow, TemplateRow, Viewer } from '../store.js';
 import type { Session } from './database.js';
-import { contentVisible, projectVisible, templateVisible, viewerParams as params } from './visibility.js';
+import { contentVisible, outsideProjectsVisible, projectVisible, templateVisible, VISIBLE_PROJECT_IDS, viewerParams as params } from './visibility.js';
 
 /**
  * The key, its user and the user's organizations in one statement, so one
@@ -41,12 +41,24 @@ const TEMPLATES = `SELECT t.id, t.title, t.description, t.workspace_id IS NULL A
   FROM templates t WHERE ${templateVisible('t')}
   ORDER BY t.workspace_id IS NULL DESC, t.created_at DESC, t.id DESC LIMIT $4`;
 
-/** strpos, not LIKE: any text typed is text, `%` and `_` too. */
+/**
+ * A page of chats, as LIST reads documents (documents.ts): outside
+ * projects, then each visible project, each newest first from its own
+ * index, merged; in one project ($3) only, if given. Titles are matched
+ * with strpos, not LIKE: any text typed is text, `%` and `_` too.
+ */
+const CHAT_TITLE = '($4::text IS NULL OR strpos(c.title_folded, $4::text) > 0)';
+const CHAT_ORDER = 'ORDER BY c.sort_at DESC, c.id DESC';
 const CHATS = `SELECT c.id, c.title, c.created_at AS "createdAt", c.updated_at AS "updatedAt", c.message_count AS "messageCount",
     c.project_id AS "projectId", p.name AS "projectName"
-  FROM chats c LEFT JOIN projects p ON p.id = c.project_id
-  WHERE ${contentVisible('c')} AND ($3::text IS NULL OR c.project_id = $3::text) AND ($4::text IS NULL OR strpos(c.title_folded, $4::text) > 0)
-  ORDER BY c.sort_at DESC, c.id DESC LIMIT $5`;
+  FROM (
+    (SELECT c.* FROM chats c WHERE $3::text IS NULL AND ${outsideProjectsVisible('c')} AND ${CHAT_TITLE} ${CHAT_ORDER} LIMIT $5)
+    UNION ALL
+    (SELECT page.* FROM (${VISIBLE_PROJECT_IDS}) vp CROSS JOIN LATERAL
+       (SELECT c.* FROM chats c WHERE c.project_id = vp.id AND ${CHAT_TITLE} ${CHAT_ORDER} LIMIT $5) page
+     WHERE $3::text IS NULL OR vp.id = $3::text)
+  ) c LEFT JOIN projects p ON p.id = c.project_id
+  ${CHAT_ORDER} LIMIT $5`;
 
 /** Keys, organizations, projects, templates and chats, as the API reads them. */
 export function workspaceQueries(db: Session) {
