@@ -31,6 +31,12 @@ async function state(db: Session): Promise<{ version: number; current: boolean }
   return { version, current: facts.rows[0]?.value === SEARCH_UNICODE };
 }
 
+/** Folio's text is Unicode: a database of another encoding would refuse or mangle it, request by request. */
+async function requireUtf8(db: Session): Promise<void> {
+  const encoding = (await db.query<{ server_encoding: string }>('SHOW server_encoding')).rows[0]!.server_encoding;
+  if (encoding !== 'UTF8') throw new Error(`the database's encoding is ${encoding}; Folio needs a database created with ENCODING 'UTF8'`);
+}
+
 /**
  * Brings the schema up to date, each migration in a transaction of its
  * own, recorded in folio_schema_versions; then makes the search words and
@@ -49,6 +55,7 @@ export async function migrate(pool: pg.Pool, onMigrate?: MigrationNotice, onRein
     const db = clientSession(client);
     await db.query(VERSIONS);
     const { version } = await state(db);
+    if (version === 0) await requireUtf8(db);
     if (version < migrations.length) onMigrate?.(version, migrations.length);
     for (let i = version; i < migrations.length; i++) {
       await transactionOn(client, async (tx) => {
