@@ -52,6 +52,9 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  */
 const POISONED_KEYS = 'remove';
 
+/** Believe the nearest `hops` proxies' word for the client's address. */
+const trustHops = (hops: number) => (_address: string, hop: number) => hop < hops;
+
 /** Builds the Folio HTTP application. It never listens: main.ts does, tests inject. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config, store } = deps;
@@ -68,6 +71,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     onProtoPoisoning: POISONED_KEYS,
     onConstructorPoisoning: POISONED_KEYS,
     requestIdHeader: false,
+    // A number of hops, as a function: Fastify's types take no number.
+    trustProxy: typeof config.trustProxy === 'number' ? trustHops(config.trustProxy) : config.trustProxy,
     // While shutting down, requests already on open connections are served
     // (with Connection: close) rather than refused outside the error envelope.
     return503OnClosing: false,

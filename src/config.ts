@@ -20,6 +20,12 @@ export interface Config {
   /** Bytes of large request bodies read and handled at once (src/http/body-budget.ts). */
   bodyBytesInFlight: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /**
+   * Which proxies' `X-Forwarded-For` to believe for the client's address
+   * (Fastify's `trustProxy`): none (false), any (true), the nearest N
+   * hops, or the listed addresses and networks.
+   */
+  trustProxy: boolean | number | string;
 }
 
 export class ConfigError extends Error {
@@ -145,6 +151,24 @@ export function withPort(config: Config, port: number): Config {
   return { ...config, port, serverUrl, publicAppUrl };
 }
 
+/** An IP address, or a network as address/prefix length. */
+function isAddressOrNetwork(entry: string): boolean {
+  const [address = '', bits, extra] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || extra !== undefined) return false;
+  if (bits === undefined) return true;
+  return /^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128);
+}
+
+function parseTrustProxy(raw: string | undefined): Config['trustProxy'] {
+  if (raw === undefined || raw.toLowerCase() === 'false') return false;
+  if (raw.toLowerCase() === 'true') return true;
+  if (/^\d+$/.test(raw)) return Number(raw);
+  const entries = raw.split(',').map((e) => e.trim());
+  if (entries.every(isAddressOrNetwork)) return entries.join(',');
+  throw new ConfigError('TRUST_PROXY', `expected true, false, a number of proxy hops, or proxy addresses and networks such as 10.0.0.1,192.168.0.0/16, got "${raw}"`);
+}
+
 /** Reads and validates the configuration; throws ConfigError naming the first bad variable. */
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 8787, 0, 65535);
@@ -190,5 +214,6 @@ export function loadConfig(env: Env = process.env): Config {
     maxBodyBytes,
     bodyBytesInFlight: integer(env, 'BODY_BYTES_IN_FLIGHT', Math.max(8 * 1024 * 1024, maxBodyBytes), 1024, 64 * 1024 * 1024 * 1024),
     logLevel: logLevel as Config['logLevel'],
+    trustProxy: parseTrustProxy(text(env, 'TRUST_PROXY')),
   };
 }

@@ -83,6 +83,17 @@ describe('configuration', () => {
     );
   });
 
+  it('reads TRUST_PROXY as false, true, a number of hops, or proxy addresses and networks', () => {
+    assert.equal(loadConfig({}).trustProxy, false);
+    assert.equal(loadConfig({ TRUST_PROXY: 'false' }).trustProxy, false);
+    assert.equal(loadConfig({ TRUST_PROXY: 'TRUE' }).trustProxy, true);
+    assert.equal(loadConfig({ TRUST_PROXY: '2' }).trustProxy, 2);
+    assert.equal(loadConfig({ TRUST_PROXY: '10.0.0.1, 192.168.0.0/16,::1' }).trustProxy, '10.0.0.1,192.168.0.0/16,::1');
+    for (const bad of ['yes', '10.0.0.0/33', '10.0.0.1/8/8', 'proxy.example', '-1']) {
+      assert.throws(() => loadConfig({ TRUST_PROXY: bad }), (err: unknown) => err instanceof ConfigError && err.variable === 'TRUST_PROXY', bad);
+    }
+  });
+
   it('stops on a bad value with a message naming the variable', () => {
     for (const [name, value] of [
       ['PORT', 'eighty'],

@@ -294,6 +294,62 @@ describe('failures and logs', () => {
     }
   });
 
+  it('logs the key and user of each request, never the words searched for nor a key pasted into the URL', async () => {
+    const logs = logCollector();
+    const t = await setup({ deps: { logStream: logs.stream }, env: { LOG_LEVEL: 'info' } });
+    try {
+      const user = await t.make.user();
+      const { secret, record } = await t.make.key(user.id);
+      const pasted = (await t.make.key(user.id)).secret;
+      await call(t.app, 'GET', '/v1/documents?q=confidential%20merger&limit=5', { key: secret, headers: { 'x-request-id': 'who-1' } });
+      await call(t.app, 'GET', `/v1/chats?%71=secretword&organizationId=${pasted}`, { key: secret, headers: { 'x-request-id': 'who-2' } });
+      await call(t.app, 'GET', `/v1/documents/${pasted}`, { headers: { 'x-request-id': 'who-3' } });
+      const lines = logs
+        .text()
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l))
+        .filter((l) => typeof l.reqId === 'string' && l.reqId.startsWith('who-'));
+      assert.deepEqual(
+        lines.map((l) => [l.reqId, l.url, l.keyId, l.userId]),
+        [
+          ['who-1', '/v1/documents?q=[redacted]&limit=5', record.id, user.id],
+          ['who-2', '/v1/chats?%71=[redacted]&organizationId=fol_[redacted]', record.id, user.id],
+          ['who-3', '/v1/documents/fol_[redacted]', undefined, undefined],
+        ],
+      );
+      assert.equal(/confidential|merger|secretword/.test(logs.text()), false);
+      assert.equal(logs.text().includes(pasted.slice(4, 30)), false);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('logs the client address a trusted proxy saw, with TRUST_PROXY, and the connection\'s otherwise', async () => {
+    for (const [trust, expected] of [
+      [undefined, '10.0.0.7'],
+      ['true', '203.0.113.9'],
+      ['1', '203.0.113.9'],
+      ['10.0.0.0/8', '203.0.113.9'],
+      ['192.168.0.1', '10.0.0.7'],
+    ] as const) {
+      const logs = logCollector();
+      const t = await setup({ deps: { logStream: logs.stream }, env: { LOG_LEVEL: 'info', ...(trust ? { TRUST_PROXY: trust } : {}) } });
+      try {
+        await t.app.inject({ method: 'GET', url: '/healthz', remoteAddress: '10.0.0.7', headers: { 'x-forwarded-for': '203.0.113.9', 'x-request-id': 'proxied' } });
+        const line = logs
+          .text()
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l))
+          .find((l) => l.reqId === 'proxied');
+        assert.equal(line.remoteAddress, expected, `TRUST_PROXY=${trust}`);
+      } finally {
+        await t.close();
+      }
+    }
+  });
+
   it("times a request from its start to its response, and logs Fastify's and Folio's lines about it under its id", async () => {
     const t = await appOverStore('info', (store) => ({
       listDocuments: async (...args) => {

@@ -9,6 +9,8 @@ import type { Caller, ServiceDeps } from '../services/context.js';
 declare module 'fastify' {
   interface FastifyRequest {
     auth: Caller;
+    /** The key and user a request came with, once the key is known: for its log line. */
+    caller?: { keyId: string; userId: string };
   }
   interface FastifyContextConfig {
     /** The scope an API route needs; routes without it are public. */
@@ -44,6 +46,7 @@ export function keyChecks(deps: ServiceDeps & { limiter: Limiter }) {
     // A malformed or mistyped key is refused without a database look-up (DESIGN §2).
     const principal = isWellFormedKey(token) ? await store.findPrincipal(hashKey(token)) : null;
     if (principal === null) throw new Unauthorized();
+    request.caller = { keyId: principal.keyId, userId: principal.user.id };
 
     const now = clock();
     if (principal.lastUsedAt === null || now - Date.parse(principal.lastUsedAt) >= TOUCH_INTERVAL_MS) {

@@ -4,6 +4,7 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifySchemaValidationError } from 'fastify';
 import { ApiError, InternalError, InvalidRequest, NotFound } from '../errors.js';
 import type { RouteGuard } from './auth.js';
+import { loggedUrl } from '../logging/request-log.js';
 
 /**
  * One place turns every failure into the spec's envelope: API errors,
@@ -142,7 +143,8 @@ export function answerFrameworkError(guards: RouteGuards) {
       if (error instanceof InternalError) request.log.error({ err: thrown }, 'request failed');
     }
     const { method, url } = request;
-    request.log.info({ method, url, statusCode: error.status, remoteAddress: request.socket?.remoteAddress }, 'request refused before routing');
+    const fields = { method, url: loggedUrl(url), statusCode: error.status, remoteAddress: request.ip, keyId: request.caller?.keyId, userId: request.caller?.userId };
+    request.log.info(fields, 'request refused before routing');
     reply.code(error.status).header('x-request-id', request.id).headers(error.headers).send(error.toBody());
   };
 }
@@ -190,7 +192,7 @@ export function answerBeforeFastify(app: FastifyInstance): void {
     socket.on('error', () => socket.destroy());
     socket.setTimeout(CONNECT_ANSWER_TIMEOUT_MS, () => socket.destroy());
     if (socket.destroyed) return;
-    const fields = { method: req.method, url: req.url, remoteAddress: socket.remoteAddress };
+    const fields = { method: req.method, url: loggedUrl(req.url ?? ''), remoteAddress: socket.remoteAddress };
     answerOnSocket(app, socket, new NotFound('No endpoint answers this method.'), fields, 'request refused before routing');
     socket.destroySoon();
   });

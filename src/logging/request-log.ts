@@ -14,11 +14,42 @@ export function loggerOptions(level: string, stream?: DestinationStream) {
   };
 }
 
+/** Anything shaped like a Folio key (`fol_` and its random characters), wherever it stands in a URL. */
+const KEY_SHAPED = /fol_[0-9A-Za-z]{20,}/gi;
+
+/**
+ * A request's URL as the log shows it: a key pasted into a path or a query
+ * redacted, and the value of `q` (the words a user searched for) left out.
+ */
+export function loggedUrl(url: string): string {
+  const at = url.indexOf('?');
+  const path = at === -1 ? url : url.slice(0, at);
+  const query =
+    at === -1
+      ? ''
+      : `?${url
+          .slice(at + 1)
+          .split('&')
+          .map((pair) => (isQ(pair) ? `${pair.slice(0, pair.indexOf('=') + 1 || pair.length)}[redacted]` : pair))
+          .join('&')}`;
+  return (path + query).replace(KEY_SHAPED, 'fol_[redacted]');
+}
+
+/** A `q=…` pair of a query string, however its name is written (`q`, `%71`). */
+function isQ(pair: string): boolean {
+  const name = pair.split('=', 1)[0]!;
+  try {
+    return decodeURIComponent(name.replaceAll('+', ' ')) === 'q';
+  } catch {
+    return false;
+  }
+}
+
 /**
  * One log line per request, written by the request's own logger when it
- * completes (its id, method, path, status, time in milliseconds and client
- * address), instead of Fastify's pair of lines per request. Every other log
- * line is Fastify's own, or Folio's.
+ * completes (its id, method, path, status, time in milliseconds, client
+ * address, and the key and user it came with), instead of Fastify's pair of
+ * lines per request. Every other log line is Fastify's own, or Folio's.
  */
 export class RequestLog extends LogController {
   override incomingRequest(): void {}
@@ -27,10 +58,13 @@ export class RequestLog extends LogController {
     if (this.isLogDisabled(request)) return;
     const fields = {
       method: request.method,
-      url: request.url,
+      url: loggedUrl(request.url),
       statusCode: reply.statusCode,
       responseTime: Math.round(reply.elapsedTime * 100) / 100,
-      remoteAddress: request.socket?.remoteAddress,
+      // The client's address: behind a trusted proxy (TRUST_PROXY), the one the proxy saw.
+      remoteAddress: request.ip,
+      keyId: request.caller?.keyId,
+      userId: request.caller?.userId,
     };
     if (error) reply.log.error({ ...fields, err: error }, 'request errored');
     else reply.log.info(fields, 'request completed');
