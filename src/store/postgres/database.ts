@@ -52,7 +52,7 @@ export function openPool(url: string, max: number): pg.Pool {
 }
 
 /** PostgreSQL's SQLSTATE of a failed statement, if it is one. */
-export const sqlState = (err: unknown): string | undefined =>
+const sqlState = (err: unknown): string | undefined =>
   err instanceof pg.DatabaseError ? err.code : undefined;
 
 /** True for a unique-constraint failure of the named constraint or unique index. */
