@@ -9,6 +9,7 @@ import { keyChecks } from './http/auth.js';
 import { limitBodiesInFlight, type ByteBudget } from './http/body-budget.js';
 import { answerBeforeFastify, answerClientError, answerFrameworkError, installErrorHandling, routeGuards } from './http/errors.js';
 import { registerOpenApi } from './http/openapi.js';
+import { folioMetrics } from './http/metrics.js';
 import { hookList } from './http/route-hooks.js';
 import { validatorCompiler } from './http/validation.js';
 import { loggerOptions, RequestLog } from './logging/request-log.js';
@@ -59,8 +60,10 @@ const trustHops = (hops: number) => (_address: string, hop: number) => hop < hop
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config, store } = deps;
   const clock = deps.clock ?? systemClock;
-  const limiter =
-    deps.limiter ?? memoryLimiter({ readPerMin: config.readLimitPerMin, writePerMin: config.writeLimitPerMin });
+  const metrics = folioMetrics();
+  const limiter = metrics.counting(
+    deps.limiter ?? memoryLimiter({ readPerMin: config.readLimitPerMin, writePerMin: config.writeLimitPerMin }),
+  );
 
   // The guard of each API route, for the requests the router cannot route.
   const guards = routeGuards();
@@ -117,16 +120,31 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     done();
   });
 
+  metrics.observe(app);
+  metrics.route(app, config.metricsToken);
+
   app.get('/healthz', async () => {
     await store.ping();
     return { status: 'ok' };
+  });
+
+  // Ready to serve: the database answers, and so does Redis when limits are shared through it.
+  app.get('/readyz', async (request, reply) => {
+    try {
+      await store.ping();
+      await limiter.ready?.();
+      return { status: 'ready' };
+    } catch (err) {
+      request.log.warn({ err }, 'not ready');
+      return reply.code(503).send({ error: { code: 'internal_error', message: 'Not ready: the database or Redis does not answer.' } });
+    }
   });
 
   await registerOpenApi(app, { reads: config.readLimitPerMin, writes: config.writeLimitPerMin });
 
   const services = makeServices({ config, store, clock });
   const checks = keyChecks({ config, store, clock, limiter });
-  await app.register(mcpEndpoint, { servers: mcpServers(services, FOLIO_VERSION), checks });
+  await app.register(mcpEndpoint, { servers: mcpServers(services, FOLIO_VERSION, metrics.toolCall), checks });
   await app.register(
     async (v1) => {
       // Each route with a scope gets the guard as its first onRequest hook.

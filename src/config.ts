@@ -26,6 +26,8 @@ export interface Config {
    * hops, or the listed addresses and networks.
    */
   trustProxy: boolean | number | string;
+  /** The bearer token `/metrics` asks for; without one there is no `/metrics`. */
+  metricsToken: string | null;
 }
 
 export class ConfigError extends Error {
@@ -169,6 +171,13 @@ function parseTrustProxy(raw: string | undefined): Config['trustProxy'] {
   throw new ConfigError('TRUST_PROXY', `expected true, false, a number of proxy hops, or proxy addresses and networks such as 10.0.0.1,192.168.0.0/16, got "${raw}"`);
 }
 
+/** A token long enough not to be guessed, of characters a header carries as they are. */
+function parseMetricsToken(raw: string | undefined): string | null {
+  if (raw === undefined) return null;
+  if (!/^[\x21-\x7e]{16,}$/.test(raw)) throw new ConfigError('METRICS_TOKEN', 'expected at least 16 visible ASCII characters, without spaces');
+  return raw;
+}
+
 /** Reads and validates the configuration; throws ConfigError naming the first bad variable. */
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 8787, 0, 65535);
@@ -215,5 +224,6 @@ export function loadConfig(env: Env = process.env): Config {
     bodyBytesInFlight: integer(env, 'BODY_BYTES_IN_FLIGHT', Math.max(8 * 1024 * 1024, maxBodyBytes), 1024, 64 * 1024 * 1024 * 1024),
     logLevel: logLevel as Config['logLevel'],
     trustProxy: parseTrustProxy(text(env, 'TRUST_PROXY')),
+    metricsToken: parseMetricsToken(text(env, 'METRICS_TOKEN')),
   };
 }

@@ -154,9 +154,12 @@ describe('rate limits shared through Redis', { skip: missing }, () => {
     try {
       assert.equal((await limiter.consume('key', 'read')).remaining, 2);
       assert.equal((await limiter.consume('key', 'read')).remaining, 1);
+      await limiter.ready();
 
       await link.cut();
       await until('the outage report', () => reports.length > 0);
+      // Not ready (/readyz answers 503) while Redis cannot be reached.
+      await assert.rejects(limiter.ready());
       assert.equal(reports[0]![0], 'warn');
       assert.match(reports[0]![1], /cannot count requests.*memory/);
       // Answered at once from memory, which counts from its own start.
@@ -174,6 +177,7 @@ describe('rate limits shared through Redis', { skip: missing }, () => {
       // Redis is found back by the first request it counts (another key's, here).
       await waitForRedis(limiter, reports);
       assert.equal(reports[1]![0], 'info');
+      await limiter.ready();
       // Redis's window is the one from before the outage: one request left in it.
       assert.deepEqual(
         [await limiter.consume('key', 'read'), await limiter.consume('key', 'read')].map((d) => [d.allowed, d.remaining]),
@@ -209,6 +213,7 @@ describe('rate limits shared through Redis', { skip: missing }, () => {
       link.unhang();
       await waitForRedis(limiter, reports);
       assert.equal(reports[1]![0], 'info');
+      await limiter.ready();
       assert.equal(reports.length, 2, 'one report each way, not one per retry or request');
       assert.equal(await direct.get(`${prefix}:read:key`), '2', 'what Redis counted before it hung');
       assert.equal((await limiter.consume('key', 'read')).remaining, 97, 'counted by Redis again');

@@ -19,6 +19,7 @@ const NOT_IN_THIS_RUN = new Set([
   'store.test.ts',
   'store-contract.test.ts',
   'instances.test.ts',
+  'postgres-store.test.ts',
   'rate-limit-redis.test.ts',
   'cli.test.ts',
   'config.test.ts',

@@ -56,7 +56,7 @@ function advertised(schema: TSchema): StandardSchemaWithJSON {
 const compile = validatorCompiler();
 
 /** The tools and their validators, built once: a server per request only registers them. */
-export function mcpServers(services: Services, version: string) {
+export function mcpServers(services: Services, version: string, onToolCall: (tool: string, outcome: string) => void = () => {}) {
   const tools = folioTools(services).map((t) => ({ ...t, validate: compile({ schema: t.input, httpPart: 'body' }) }));
   const writeTools = new Set(tools.filter((t) => t.write).map((t) => t.name));
 
@@ -91,6 +91,7 @@ export function mcpServers(services: Services, version: string) {
     }
     const outcome = result.isError ? (result.structuredContent as { error: { code: string } }).error.code : 'ok';
     call.log.info({ tool: t.name, keyId: call.holder.keyId, outcome }, 'tool call');
+    onToolCall(t.name, outcome);
     return result;
   }
 

@@ -14,6 +14,8 @@ export interface RateDecision {
 export interface Limiter {
   /** Counts one request of `keyId` in class `cls`. */
   consume(keyId: string, cls: LimitClass): Promise<RateDecision>;
+  /** Rejects when the limits' shared store (Redis) does not answer; limits kept in memory are always ready. */
+  ready?(): Promise<void>;
 }
 
 export interface LimitSettings {

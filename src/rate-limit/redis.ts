@@ -105,6 +105,10 @@ export async function redisLimiter(settings: LimitSettings, url: string, options
         return inMemory.consume(keyId, cls);
       }
     },
+    async ready() {
+      if (client.status !== 'ready') throw new Error(`Redis at ${where} is not connected`);
+      await client.ping();
+    },
     async close() {
       // `quit` waits for Redis to answer; a connection that is down is simply dropped.
       if (client.status === 'ready') await client.quit().catch(() => client.disconnect());

@@ -1,0 +1,85 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { bearerToken } from '../domain/keys.js';
+import { Unauthorized } from '../errors.js';
+import type { Limiter } from '../rate-limit/limiter.js';
+
+/**
+ * Folio's Prometheus metrics (DESIGN §9), in a registry of each app's own:
+ * requests by route pattern, method and status, their duration, refusals
+ * by rate limit, MCP tool calls by tool and outcome, and the process's own
+ * metrics (CPU, memory, event loop, handles).
+ */
+export function folioMetrics() {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const requests = new Counter({
+    name: 'folio_http_requests_total',
+    help: 'Requests answered, by route pattern, method and status.',
+    labelNames: ['route', 'method', 'status'] as const,
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: 'folio_http_request_duration_seconds',
+    help: 'Time from a request\'s arrival to its answer, by route pattern and method.',
+    labelNames: ['route', 'method'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
+  const refusals = new Counter({
+    name: 'folio_rate_limit_refusals_total',
+    help: 'Requests refused for a key past its rate limit, by class (read or write).',
+    labelNames: ['class'] as const,
+    registers: [registry],
+  });
+  const toolCalls = new Counter({
+    name: 'folio_mcp_tool_calls_total',
+    help: 'MCP tool calls, by tool and outcome (ok or the error code).',
+    labelNames: ['tool', 'outcome'] as const,
+    registers: [registry],
+  });
+
+  return {
+    registry,
+    /** Counts every answered request under its route pattern (`unmatched` for paths no route answers). */
+    observe(app: FastifyInstance): void {
+      app.addHook('onResponse', async (request, reply) => {
+        const route = request.routeOptions.url ?? 'unmatched';
+        requests.inc({ route, method: request.method, status: String(reply.statusCode) });
+        duration.observe({ route, method: request.method }, reply.elapsedTime / 1000);
+      });
+    },
+    /** The limiter, counting its refusals. */
+    counting(limiter: Limiter): Limiter {
+      return {
+        ...limiter,
+        async consume(keyId, cls) {
+          const decision = await limiter.consume(keyId, cls);
+          if (!decision.allowed) refusals.inc({ class: cls });
+          return decision;
+        },
+      };
+    },
+    toolCall(tool: string, outcome: string): void {
+      toolCalls.inc({ tool, outcome });
+    },
+    /**
+     * `GET /metrics`, answered only with `Authorization: Bearer <token>`;
+     * without a token configured there is no such endpoint.
+     */
+    route(app: FastifyInstance, token: string | null): void {
+      if (token === null) return;
+      const expected = Buffer.from(token);
+      app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
+        const given = Buffer.from(bearerToken(request.headers.authorization) ?? '');
+        if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+          throw new Unauthorized('Send the metrics token as "Authorization: Bearer <METRICS_TOKEN>".', { 'www-authenticate': 'Bearer' });
+        }
+        return reply.type(registry.contentType).send(await registry.metrics());
+      });
+    },
+  };
+}
+
+export type FolioMetrics = ReturnType<typeof folioMetrics>;

@@ -1,0 +1,82 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { memoryLimiter } from '../src/rate-limit/limiter.js';
+import { call, setup } from './helpers.js';
+
+const TOKEN = 'metrics-token-0123456789';
+
+describe('/metrics and /readyz', () => {
+  it('serves no /metrics without METRICS_TOKEN', async () => {
+    const t = await setup();
+    try {
+      const res = await t.app.inject({ url: '/metrics', headers: { authorization: `Bearer ${TOKEN}` } });
+      assert.equal(res.statusCode, 404);
+      assert.equal(res.json().error.code, 'not_found');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('asks for the token, and counts requests by route, rate-limit refusals and MCP tool calls', async () => {
+    const t = await setup({ env: { METRICS_TOKEN: TOKEN, READ_LIMIT_PER_MIN: '8' } });
+    try {
+      for (const authorization of [undefined, 'Bearer wrong-token-0123456789', `Bearer ${TOKEN}x`, TOKEN]) {
+        const res = await t.app.inject({ url: '/metrics', headers: authorization === undefined ? {} : { authorization } });
+        assert.equal(res.statusCode, 401, String(authorization));
+        assert.equal(res.json().error.code, 'unauthorized');
+        assert.equal(res.headers['www-authenticate'], 'Bearer');
+      }
+      const user = await t.make.user();
+      const key = (await t.make.key(user.id)).secret;
+      const doc = await t.make.document(user.id);
+      assert.equal((await call(t.app, 'GET', `/v1/documents/${doc.id}`, { key })).status, 200);
+      assert.equal((await call(t.app, 'GET', '/v1/nowhere', { key })).status, 404);
+      const base = await t.app.listen({ port: 0, host: '127.0.0.1' });
+      const client = new Client({ name: 'metrics-test', version: '1' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
+      await client.callTool({ name: 'get_me', arguments: {} });
+      await client.callTool({ name: 'get_document', arguments: { id: '00000000-0000-4000-8000-000000000000' } });
+      // Reads: 1 REST, 3 to connect and list nothing but call, 2 tool calls: the limit of 8 is reached by two more.
+      for (let i = 0; i < 4; i++) await call(t.app, 'GET', '/v1/me', { key });
+      await client.close();
+
+      const res = await t.app.inject({ url: '/metrics', headers: { authorization: `Bearer ${TOKEN}` } });
+      assert.equal(res.statusCode, 200);
+      assert.match(res.headers['content-type'] as string, /^text\/plain; version=0\.0\.4/);
+      const text = res.body;
+      assert.match(text, /^folio_http_requests_total\{route="\/v1\/documents\/:id",method="GET",status="200"\} 1$/m);
+      assert.match(text, /^folio_http_requests_total\{route="unmatched",method="GET",status="404"\} 1$/m);
+      assert.match(text, /^folio_http_requests_total\{route="\/v1\/me",method="GET",status="429"\} [1-9]/m);
+      assert.match(text, /^folio_http_request_duration_seconds_count\{route="\/v1\/documents\/:id",method="GET"\} 1$/m);
+      assert.match(text, /^folio_rate_limit_refusals_total\{class="read"\} [1-9]/m);
+      assert.match(text, /^folio_mcp_tool_calls_total\{tool="get_me",outcome="ok"\} 1$/m);
+      assert.match(text, /^folio_mcp_tool_calls_total\{tool="get_document",outcome="not_found"\} 1$/m);
+      assert.match(text, /^process_cpu_user_seconds_total /m);
+      assert.match(text, /^nodejs_eventloop_lag_seconds /m);
+      assert.equal(text.includes(key.slice(4, 30)), false);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('/readyz answers when the database and the limits\' shared store do, and 503 otherwise', async () => {
+    const ok = await setup();
+    try {
+      const res = await ok.app.inject({ url: '/readyz' });
+      assert.deepEqual([res.statusCode, res.json()], [200, { status: 'ready' }]);
+    } finally {
+      await ok.close();
+    }
+    const limiter = { ...memoryLimiter({ readPerMin: 10, writePerMin: 10 }), ready: () => Promise.reject(new Error('Redis is gone')) };
+    const down = await setup({ deps: { limiter } });
+    try {
+      const res = await down.app.inject({ url: '/readyz' });
+      assert.equal(res.statusCode, 503);
+      assert.equal(res.json().error.code, 'internal_error');
+      assert.equal((await down.app.inject({ url: '/healthz' })).statusCode, 200, 'healthy: the database answers');
+    } finally {
+      await down.close();
+    }
+  });
+});
