@@ -92,6 +92,17 @@ describe('documents', () => {
     invalid(await create({ title: 't', contentMarkdown: ['x'] }), /contentMarkdown/);
   });
 
+  it('refuses text no store can keep as it was sent: a lone surrogate, or U+0000, in any text field', async () => {
+    invalid(await create({ title: 'a\ud83d', contentMarkdown: 'x' }), /body field title: must be Unicode text; it holds a lone surrogate/);
+    invalid(await create({ title: 't', contentMarkdown: 'before\u0000after' }), /body field contentMarkdown: must not hold the character U\+0000/);
+    invalid(await create({ title: '\u0000', contentMarkdown: 'x' }), /title: must not hold the character U\+0000/);
+    // Sent as JSON's escape, as a client would.
+    const raw = await call(t.app, 'POST', '/v1/documents', { key: write, body: '{"title":"t","contentMarkdown":"a\\u0000b"}' });
+    invalid(raw, /U\+0000/);
+    // Unknown fields are not looked into.
+    assert.equal((await create({ title: 't', contentMarkdown: 'x', extra: '\u0000' })).status, 201);
+  });
+
   it('ignores unknown body fields and never echoes them', async () => {
     const res = await create({ title: 't', contentMarkdown: 'x', color: 'red', id: 'mine' });
     assert.equal(res.status, 201);

@@ -27,11 +27,9 @@ export function validatorCompiler() {
     const valid = bodyAjv.compile(schema);
     // Fastify reads the failures from the function's `errors`, as Ajv leaves them.
     const validate = (body: unknown): boolean => {
-      const pointer = valid(body) ? illFormedText(body, schema as FieldSchema) : null;
+      const ill = valid(body) ? illFormedText(body, schema as FieldSchema) : null;
       validate.errors =
-        pointer === null
-          ? valid.errors
-          : [{ instancePath: pointer, schemaPath: '', keyword: 'wellFormed', params: {}, message: 'must be Unicode text; it holds a lone surrogate' }];
+        ill === null ? valid.errors : [{ instancePath: ill.pointer, schemaPath: '', keyword: 'wellFormed', params: {}, message: ill.message }];
       return !validate.errors;
     };
     validate.errors = null as typeof valid.errors;

@@ -14,6 +14,8 @@ export interface RedisLimiterOptions {
 }
 
 export interface RedisLimiter extends Limiter {
+  /** Rejects while Redis does not answer. */
+  ready(): Promise<void>;
   /** Closes the connection to Redis. */
   close(): Promise<void>;
 }
