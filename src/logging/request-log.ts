@@ -59,6 +59,7 @@ export class RequestLog extends LogController {
     const fields = {
       method: request.method,
       url: loggedUrl(request.url),
+      route: request.routeOptions.url,
       statusCode: reply.statusCode,
       responseTime: Math.round(reply.elapsedTime * 100) / 100,
       // The client's address: behind a trusted proxy (TRUST_PROXY), the one the proxy saw.
