@@ -8,6 +8,8 @@ declare module 'autocannon' {
     headers?: Record<string, string>;
     body?: string;
     setupRequest?: (req: AutocannonRequest, context: object) => AutocannonRequest;
+    /** Called with each response to this request, its body as text. */
+    onResponse?: (status: number, body: string, context: object) => void;
   }
 
   export interface Options {

@@ -165,7 +165,7 @@ async function load(server: Server, scenario: string, specName = 'load'): Promis
     warmupSeconds: Number(args.warmup),
     durationSeconds: Number(args.duration),
     manifestFile,
-    dbFile: server.db,
+    database: server.db,
     serverPid: server.child.pid,
   };
   return loadProcess(join(builds.tree, 'bench', 'load.js'), args['load-core'], spec, join(WORK, `${specName}.json`));

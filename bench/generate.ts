@@ -1,8 +1,8 @@
 /**
  * The load benchmark's data set, written through Folio's store into a fresh
- * SQLite file: users, organizations, memberships, projects and shares, keys,
- * and documents of 1–4 KB of Markdown. Deterministic for a given seed, except
- * for ids and key secrets.
+ * SQLite file or an empty PostgreSQL database: users, organizations,
+ * memberships, projects and shares, keys, and documents of 1–4 KB of
+ * Markdown. Deterministic for a given seed, except for ids and key secrets.
  *
  *   tsx bench/generate.ts --docs 100000 --out bench/results/data.db
  */
@@ -10,6 +10,7 @@ import { existsSync, rmSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { generateKey, hashKey, lastFour } from '../src/domain/keys.js';
 import { openSqliteBulkLoader } from '../src/store/sqlite/bulk-load.js';
+import { isPostgresUrl, openPostgresBulkLoader } from './postgres.js';
 import type { Viewer } from '../src/store/store.js';
 import { int, markdownWriter, pick, prng, vocabulary, zipf } from './text.js';
 
@@ -37,7 +38,8 @@ export interface Manifest {
 }
 
 export interface GenerateOptions {
-  file: string;
+  /** A SQLite file, made anew, or the URL of an empty PostgreSQL database. */
+  database: string;
   docs: number;
   users?: number;
   orgs?: number;
@@ -51,16 +53,17 @@ const POOL = 20_000;
 
 export async function generate(options: GenerateOptions): Promise<Manifest> {
   const started = Date.now();
-  const { file, docs } = options;
+  const { database, docs } = options;
   const userCount = options.users ?? 1000;
   const orgCount = options.orgs ?? 50;
   const projectCount = options.projects ?? 500;
   const seed = options.seed ?? 1;
   const log = options.log ?? (() => {});
-  for (const suffix of ['', '-wal', '-shm']) if (existsSync(file + suffix)) rmSync(file + suffix);
+  const postgres = isPostgresUrl(database);
+  if (!postgres) for (const suffix of ['', '-wal', '-shm']) if (existsSync(database + suffix)) rmSync(database + suffix);
 
   const rnd = prng(seed);
-  const loader = openSqliteBulkLoader(file);
+  const loader = postgres ? await openPostgresBulkLoader(database) : openSqliteBulkLoader(database);
   const { store } = loader;
 
   // Time runs from a year ago to a minute ago: documents are created in order, some updated later.
@@ -309,6 +312,6 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const { values } = parseArgs({
     options: { docs: { type: 'string', default: '100000' }, out: { type: 'string', default: 'bench/results/data.db' }, seed: { type: 'string', default: '1' } },
   });
-  const manifest = await generate({ file: values.out!, docs: Number(values.docs), seed: Number(values.seed), log: (l) => process.stderr.write(`${l}\n`) });
+  const manifest = await generate({ database: values.out!, docs: Number(values.docs), seed: Number(values.seed), log: (l) => process.stderr.write(`${l}\n`) });
   process.stdout.write(`${JSON.stringify({ ...manifest, callers: manifest.callers.map((c) => ({ ...c, docIds: c.docIds.length })) }, null, 2)}\n`);
 }

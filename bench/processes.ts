@@ -4,6 +4,7 @@ import { closeSync, copyFileSync, fsyncSync, openSync, readFileSync, rmSync, wri
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { LoadResult, LoadSpec } from './load.js';
+import { isPostgresUrl } from './postgres.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 
@@ -86,11 +87,14 @@ export async function loadProcess(loadJs: string, core: string, spec: LoadSpec, 
   return JSON.parse(out) as LoadResult;
 }
 
-/** Folio's environment in the benchmark: the data set's database, rate limits out of the way, no public URL. */
-export function folioEnv(dbFile: string, port: number, logLevel: string): NodeJS.ProcessEnv {
+/**
+ * Folio's environment in the benchmark: the data set's database (a SQLite
+ * file or a postgres:// URL), rate limits out of the way, no public URL.
+ */
+export function folioEnv(database: string, port: number, logLevel: string): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
-    DATABASE_URL: `sqlite:${dbFile}`,
+    DATABASE_URL: isPostgresUrl(database) ? database : `sqlite:${database}`,
     HOST: '127.0.0.1',
     PORT: String(port),
     READ_LIMIT_PER_MIN: '1000000000',

@@ -39,9 +39,9 @@ export function median(xs: number[]): number {
 /** A share as the reports print it: `61 %`. */
 export const percent = (x: number) => `${(x * 100).toFixed(0)} %`;
 
-/** How busy a measurement's server and load generator were, as `server/load %`: `99/61 %`. */
+/** How busy a measurement's server and load generator were, as `server/load %`: `99/61 %`; on PostgreSQL with its backends': `99/61 % db 80 %`. */
 export const busyShares = (busy: LoadResult['busy']): string =>
-  busy ? `${(busy.server * 100).toFixed(0)}/${percent(busy.load)}` : 'unknown';
+  busy ? `${(busy.server * 100).toFixed(0)}/${percent(busy.load)}${busy.database === undefined ? '' : ` db ${percent(busy.database)}`}` : 'unknown';
 
 /** How busy the server's core and the load generator's were in each round, as a line: `Folio 99/61 %, 100/58 %`. */
 export function busyRounds(rounds: LoadResult[], who: string): string {
@@ -50,16 +50,18 @@ export function busyRounds(rounds: LoadResult[], who: string): string {
 }
 
 /** The rounds' median busy shares of the server's core and of the load generator's, or null where none was read. */
-export function medianBusy(rounds: LoadResult[]): { server: number; load: number } | null {
+export function medianBusy(rounds: LoadResult[]): { server: number; load: number; database?: number } | null {
   const known = rounds.flatMap((r) => (r.busy ? [r.busy] : []));
   if (known.length === 0) return null;
-  return { server: median(known.map((b) => b.server)), load: median(known.map((b) => b.load)) };
+  const database = known.flatMap((b) => (b.database === undefined ? [] : [b.database]));
+  return { server: median(known.map((b) => b.server)), load: median(known.map((b) => b.load)), ...(database.length > 0 ? { database: median(database) } : {}) };
 }
 
 /** The rounds' median busy shares as `server % / load %`, or `unknown`. */
 function medianBusyShares(rounds: LoadResult[]): string {
   const busy = medianBusy(rounds);
-  return busy === null ? 'unknown' : `${percent(busy.server)} / ${percent(busy.load)}`;
+  if (busy === null) return 'unknown';
+  return `${percent(busy.server)} / ${percent(busy.load)}${busy.database === undefined ? '' : ` / ${percent(busy.database)}`}`;
 }
 
 /**
@@ -91,7 +93,8 @@ export interface ScenarioReport {
 
 export interface RunReport {
   startedAt: string;
-  machine: { cpus: number; cpu: string; node: string };
+  /** loadAverage: the system's 1, 5 and 15 minute load averages as the run started and as it ended. */
+  machine: { cpus: number; cpu: string; node: string; loadAverage?: number[][] };
   options: Record<string, unknown>;
   data: {
     docs: number;
@@ -194,7 +197,9 @@ export function formatTable(reports: ScenarioReport[]): string {
 export function formatMarkdown(r: RunReport): string {
   const table = [HEAD, HEAD.map(() => '---'), ...rows(r.scenarios)].map((row) => `| ${row.join(' | ')} |`).join('\n');
   const o = r.options;
-  return `# Folio load benchmark, ${r.startedAt}
+  const load = r.machine.loadAverage?.map((l) => l.map((x) => x.toFixed(2)).join(', '));
+  const on = o.database === 'postgres' ? ', on PostgreSQL (the database server on this machine too, not pinned)' : '';
+  return `# Folio load benchmark, ${r.startedAt}${on}
 
 ${r.data.docs} documents (generated in ${r.data.generationSeconds.toFixed(1)} s, ${r.data.databaseMb.toFixed(0)} MB);
 search words "${r.data.words.common.word}" (in ${r.data.words.common.docs} documents) and "${r.data.words.rare.word}" (in ${r.data.words.rare.docs}).
@@ -202,7 +207,7 @@ ${o.connections} connections, ${o.warmup} s warm-up, ${o.duration} s measured pe
 req/s and latencies are each server's median round, the ratio the median of the rounds' shares (Folio's rate over the ceiling's that followed it),
 "by core" the same by the core time each server spent on a response (a second reading, for when a load generator set the rates);
 Folio on core ${o.serverCore} with LOG_LEVEL=${o.logLevel}, load on core ${o.loadCore}.
-Machine: ${r.machine.cpus} × ${r.machine.cpu}, Node ${r.machine.node}.
+Machine: ${r.machine.cpus} × ${r.machine.cpu}, Node ${r.machine.node}${load ? `; load average ${load.join(' at the start, ')} at the end` : ''}.
 
 ${table}
 
@@ -221,7 +226,8 @@ function coresSection(scenarios: ScenarioReport[]): string {
     const warn = loadBound(s.rounds!.ceiling) ? ' (the ceiling was held back by the load generator: the ratio reads high)' : '';
     return `- ${s.id}: Folio ${medianBusyShares(s.rounds!.folio)}, ceiling ${medianBusyShares(s.rounds!.ceiling)}${warn}`;
   });
-  return `Cores busy during the measured runs, server / load generator (medians of the rounds; 100 % is one core):
+  const database = measured.some((s) => s.rounds!.folio.some((r) => r.busy?.database !== undefined)) ? " / PostgreSQL's backends of the run's database" : '';
+  return `Cores busy during the measured runs, server / load generator${database} (medians of the rounds; 100 % is one core):
 ${lines.join('\n')}
 
 `;
