@@ -14,6 +14,7 @@ import { registerTemplate } from './commands/template.js';
 import { registerChat } from './commands/chat.js';
 import { registerDoc } from './commands/doc.js';
 import { registerRevisions } from './commands/revisions.js';
+import { registerCopy } from './commands/copy.js';
 
 /**
  * Runs one `folio` command line and returns its exit status. Commands throw;
@@ -41,6 +42,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     registerChat,
     registerDoc,
     registerRevisions,
+    registerCopy,
   ]) {
     register(program, ctx);
   }
