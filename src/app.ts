@@ -10,6 +10,7 @@ import { limitBodiesInFlight, type ByteBudget } from './http/body-budget.js';
 import { answerBeforeFastify, answerClientError, answerFrameworkError, installErrorHandling, routeGuards } from './http/errors.js';
 import { registerOpenApi } from './http/openapi.js';
 import { folioMetrics } from './http/metrics.js';
+import { endStalledRequests } from './http/request-timeout.js';
 import { hookList } from './http/route-hooks.js';
 import { validatorCompiler } from './http/validation.js';
 import { loggerOptions, RequestLog } from './logging/request-log.js';
@@ -91,9 +92,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     clientErrorHandler: answerClientError,
     // Node answers an HTTP/1.1 request without a Host header with a bare 400
     // of its own; the hook below answers it in the envelope instead.
-    http: { requireHostHeader: false },
+    // A request must arrive whole within REQUEST_TIMEOUT_S: Node answers one
+    // whose headers do not (answerClientError), checking every connection
+    // this often; endStalledRequests one whose body stops arriving.
+    requestTimeout: config.requestTimeoutS * 1000,
+    http: { requireHostHeader: false, connectionsCheckingInterval: Math.min(1000, config.requestTimeoutS * 250) },
   }).withTypeProvider<TypeBoxTypeProvider>();
   answerBeforeFastify(app);
+  endStalledRequests(app, config.requestTimeoutS * 1000);
 
   app.setValidatorCompiler(validatorCompiler());
   app.removeContentTypeParser(['text/plain']);

@@ -26,6 +26,8 @@ export interface Config {
    * hops, or the listed addresses and networks.
    */
   trustProxy: boolean | number | string;
+  /** Seconds a request may take to arrive whole, its body included; then it is answered 400 and its connection closed. */
+  requestTimeoutS: number;
   /** The bearer token `/metrics` asks for; without one there is no `/metrics`. */
   metricsToken: string | null;
 }
@@ -225,5 +227,6 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: logLevel as Config['logLevel'],
     trustProxy: parseTrustProxy(text(env, 'TRUST_PROXY')),
     metricsToken: parseMetricsToken(text(env, 'METRICS_TOKEN')),
+    requestTimeoutS: integer(env, 'REQUEST_TIMEOUT_S', 120, 1, 3600),
   };
 }

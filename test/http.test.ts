@@ -189,6 +189,37 @@ describe('HTTP basics', () => {
     }
   });
 
+  it('answers and closes, after REQUEST_TIMEOUT_S, a request whose body stops arriving', async () => {
+    const t = await setup({ env: { REQUEST_TIMEOUT_S: '1' } });
+    try {
+      const port = Number(new URL(await t.app.listen({ port: 0, host: '127.0.0.1' })).port);
+      const key = (await t.make.key((await t.make.user()).id, { write: true })).secret;
+      const started = Date.now();
+      const res = await rawExchange(
+        port,
+        `POST /v1/documents HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"title":`,
+      );
+      assert.equal(res.status, 400, res.text);
+      assert.equal(JSON.parse(res.body).error.code, 'invalid_request');
+      assert.match(JSON.parse(res.body).error.message, /did not arrive in time/);
+      assert.ok(Date.now() - started < 10_000, `answered after ${Date.now() - started} ms`);
+      // Refused before its body was needed (no key): answered at once, then the connection is closed.
+      const refused = await new Promise<{ text: string; ms: number }>((resolve) => {
+        const at = Date.now();
+        let text = '';
+        const socket = connect(port, '127.0.0.1', () => socket.write('POST /v1/documents HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{'));
+        socket.setEncoding('utf8');
+        socket.on('data', (chunk: string) => (text += chunk));
+        socket.on('error', () => undefined);
+        socket.on('close', () => resolve({ text, ms: Date.now() - at }));
+      });
+      assert.match(refused.text, /^HTTP\/1\.1 401 /);
+      assert.ok(refused.ms < 10_000, `closed after ${refused.ms} ms`);
+    } finally {
+      await t.close();
+    }
+  });
+
   it('checks in order: key, plan, rate limit, input, resource, concurrency', async () => {
     const limited = await setup({ env: { READ_LIMIT_PER_MIN: '1', WRITE_LIMIT_PER_MIN: '100' } });
     try {

@@ -1,0 +1,30 @@
+import type { FastifyInstance } from 'fastify';
+
+/**
+ * A request must arrive whole within `timeoutMs` (REQUEST_TIMEOUT_S). Node
+ * enforces that itself only until a request's headers are in: a body that
+ * stops arriving afterwards would hold its connection open for as long as
+ * the client keeps it. Such a request is answered as Node answers one whose
+ * headers never came (the `clientError` path, errors.ts: 400 in the
+ * envelope, then the connection closed); if its answer already went out (a
+ * refusal that needed no body), the connection is closed.
+ */
+export function endStalledRequests(app: FastifyInstance, timeoutMs: number): void {
+  app.addHook('onRequest', (request, reply, done) => {
+    const { raw } = request;
+    const socket = raw.socket;
+    const timer = setTimeout(() => {
+      if (raw.complete || socket.destroyed) return;
+      if (reply.raw.headersSent) {
+        socket.destroy();
+        return;
+      }
+      app.server.emit('clientError', Object.assign(new Error('the request did not arrive in time'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }), socket);
+    }, timeoutMs);
+    timer.unref();
+    const stop = () => clearTimeout(timer);
+    raw.once('end', stop);
+    socket.once('close', stop);
+    done();
+  });
+}
