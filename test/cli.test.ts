@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -393,8 +393,34 @@ describe('folio command line', () => {
     assert.equal(made.api_keys, 2);
   });
 
+  it('lists users, organizations and an organization\'s members in the order they joined, and prints its version', async () => {
+    const listEnv = { ...env, DATABASE_URL: `sqlite:${join(dir, 'lists.db')}` };
+    await json(listEnv, 'migrate');
+    assert.deepEqual(await json(listEnv, 'user', 'list'), { users: [] });
+    assert.deepEqual(await json(listEnv, 'org', 'list'), { organizations: [] });
+    const ada = await json(listEnv, 'user', 'create', '--email', 'ada@example.com', '--name', 'Ada', '--plan', 'pro_monthly');
+    const bob = await json(listEnv, 'user', 'create', '--email', 'bob@example.com');
+    const team = await json(listEnv, 'org', 'create', '--name', 'Engines', '--plan', 'team');
+    await json(listEnv, 'org', 'add-member', team.id, bob.id);
+    await json(listEnv, 'org', 'add-member', team.id, ada.id);
+    const users = (await json(listEnv, 'user', 'list')).users;
+    assert.deepEqual(users.map((u: any) => [u.id, u.email, u.name, u.plan]), [[ada.id, 'ada@example.com', 'Ada', 'pro_monthly'], [bob.id, 'bob@example.com', null, null]]);
+    for (const u of users) assert.match(u.createdAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    const orgs = (await json(listEnv, 'org', 'list')).organizations;
+    assert.deepEqual(orgs.map((o: any) => [o.id, o.name, o.plan]), [[team.id, 'Engines', 'team']]);
+    const members = (await json(listEnv, 'org', 'members', team.id)).members;
+    assert.deepEqual(members.map((m: any) => Object.keys(m).sort()), [['email', 'id', 'joinedAt', 'name'], ['email', 'id', 'joinedAt', 'name']]);
+    assert.deepEqual(members.map((m: any) => m.id), [bob.id, ada.id], 'in the order they joined');
+    await fails(listEnv, /unknown organization id "org_nope"/, 'org', 'members', 'org_nope');
+    const text = await folio(listEnv, 'user', 'list');
+    assert.match(text.stdout, new RegExp(`^${ada.id}  ada@example.com  Ada  pro_monthly`));
+    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+    assert.deepEqual(await json(listEnv, '--version'), { version: pkg.version });
+    assert.equal((await folio(listEnv, '--version')).stdout, pkg.version);
+  });
+
   it('has --help on every command and group', async () => {
-    for (const argv of [[], ['user'], ['user', 'create'], ['user', 'set-plan'], ['org'], ['org', 'create'], ['org', 'set-plan'], ['org', 'add-member'], ['org', 'remove-member'], ['key'], ['key', 'create'], ['key', 'list'], ['key', 'revoke'], ['project'], ['project', 'create'], ['project', 'share'], ['template', 'create'], ['chat', 'create'], ['doc', 'create'], ['revisions'], ['revisions', 'prune'], ['serve'], ['migrate'], ['demo']]) {
+    for (const argv of [[], ['user'], ['user', 'create'], ['user', 'set-plan'], ['org'], ['org', 'create'], ['org', 'set-plan'], ['org', 'add-member'], ['org', 'remove-member'], ['org', 'list'], ['org', 'members'], ['user', 'list'], ['key'], ['key', 'create'], ['key', 'list'], ['key', 'revoke'], ['project'], ['project', 'create'], ['project', 'share'], ['template', 'create'], ['chat', 'create'], ['doc', 'create'], ['revisions'], ['revisions', 'prune'], ['serve'], ['migrate'], ['demo']]) {
       const r = await folio(env, ...argv, '--help');
       assert.equal(r.code, 0, argv.join(' '));
       assert.match(r.stdout, /^Usage: folio/, argv.join(' '));

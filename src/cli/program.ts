@@ -3,6 +3,7 @@ import { ConfigError } from '../config.js';
 import { UsageError } from '../errors.js';
 import { BUSY_TIMEOUT_MS, isStoreBusy } from '../store/open.js';
 import { cliContext, type CliIo } from './context.js';
+import { FOLIO_VERSION } from '../version.js';
 import { registerServe } from './commands/serve.js';
 import { registerMigrate } from './commands/migrate.js';
 import { registerDemo } from './commands/demo.js';
@@ -26,6 +27,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     .description('Folio operator commands: run the server; set up users, teams, plans, keys and content; prune document history.')
     // Also before the command's name (`folio --json user create …`); each command takes it after its name too.
     .option('--json', 'print one JSON object')
+    .option('--version', "print Folio's version")
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s.replace(/\n$/, '')), writeErr: (s) => io.err(s.replace(/\n$/, '')) });
@@ -45,6 +47,12 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     registerCopy,
   ]) {
     register(program, ctx);
+  }
+
+  // `folio --version`, with or without --json: answered before the commands are parsed.
+  if (argv.includes('--version') && argv.every((a) => a === '--version' || a === '--json')) {
+    io.out(argv.includes('--json') ? JSON.stringify({ version: FOLIO_VERSION }) : FOLIO_VERSION);
+    return 0;
   }
 
   try {

@@ -162,6 +162,18 @@ export function adminService(deps: Pick<ServiceDeps, 'store' | 'clock' | 'config
       return { id: record.id, key: secret, scopes: scopesFor(record.canWrite) };
     },
 
+    listUsers: () => store.listUsers(),
+
+    async listOrgs() {
+      return (await store.listOrgs()).map(({ id, name, plan, createdAt }) => ({ id, name, plan, createdAt }));
+    },
+
+    async listMembers(orgId: string) {
+      const members = await store.listMembers(orgId);
+      if (members === null) throw new UsageError(`unknown organization id "${orgId}" (list them with: folio org list)`);
+      return members;
+    },
+
     async listKeys(userId: string): Promise<KeyView[]> {
       await user(userId);
       return (await store.listKeys(userId)).map(keyView);

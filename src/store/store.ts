@@ -40,6 +40,13 @@ export interface OrgRecord {
   createdAt: string;
 }
 
+export interface MemberRecord {
+  id: string;
+  email: string;
+  name: string | null;
+  joinedAt: string;
+}
+
 export interface OrganizationRow {
   id: string;
   name: string;
@@ -291,6 +298,12 @@ export interface Store {
   shareProject(projectId: string, userId: string): Promise<boolean>;
   createTemplate(input: NewTemplate): Promise<{ id: number }>;
   createChat(input: NewChat): Promise<{ id: string }>;
+  /** Every user, oldest first (ties by id). */
+  listUsers(): Promise<UserRecord[]>;
+  /** Every organization, oldest first (ties by id). */
+  listOrgs(): Promise<OrgRecord[]>;
+  /** An organization's members in the order they joined; null when there is no such organization. */
+  listMembers(orgId: string): Promise<MemberRecord[] | null>;
   /** Deletes all but the newest `keep` (at least 1) revisions of every document; answers how many it deleted. */
   pruneRevisions(keep: number): Promise<number>;
 }

@@ -26,6 +26,27 @@ export function adminContract(open: OpenStore): void {
       assert.equal((await h.store.listProjects({ userId: owner.id, orgId: null }, ALL))[0]?.isSharedWithYou, false);
     });
 
+    it('lists users and organizations oldest first, and members in the order they joined', async () => {
+      const before = { users: (await h.store.listUsers()).length, orgs: (await h.store.listOrgs()).length };
+      const [first, second] = [await h.make.user({ name: 'First', plan: null }), await h.make.user({ name: null })];
+      const users = (await h.store.listUsers()).slice(before.users);
+      assert.deepEqual(users, [first, second]);
+      const org = await h.make.org({ name: 'Engines', plan: null });
+      assert.deepEqual((await h.store.listOrgs()).slice(before.orgs), [org]);
+      const joined = h.make.tick();
+      // Two joins in one millisecond keep their order.
+      await h.make.member(org.id, second.id, joined);
+      await h.make.member(org.id, first.id, joined);
+      assert.deepEqual(await h.store.listMembers(org.id), [
+        { id: second.id, email: second.email, name: null, joinedAt: joined },
+        { id: first.id, email: first.email, name: 'First', joinedAt: joined },
+      ]);
+      await h.make.leave(org.id, second.id);
+      assert.deepEqual((await h.store.listMembers(org.id))?.map((m) => m.id), [first.id]);
+      assert.deepEqual(await h.store.listMembers((await h.make.org()).id), []);
+      assert.equal(await h.store.listMembers('org_nothing'), null);
+    });
+
     it('keeps at most one default template per workspace', async () => {
       const [user, other] = [await h.make.user(), await h.make.user()];
       const org = await h.make.org();

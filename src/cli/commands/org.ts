@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { CliContext } from '../context.js';
 
 export function registerOrg(program: Command, ctx: CliContext): void {
-  const org = program.command('org').description('create organizations (teams), set their plans and members');
+  const org = program.command('org').description('create and list organizations (teams), set their plans and members');
 
   org
     .command('create')
@@ -46,5 +46,26 @@ export function registerOrg(program: Command, ctx: CliContext): void {
     .action(async (orgId: string, userId: string, _opts, cmd: Command) => {
       await (await ctx.admin()).removeMember(orgId, userId);
       ctx.emit(cmd, { ok: true }, `Removed ${userId} from ${orgId}.`);
+    });
+
+  org
+    .command('list')
+    .description('list every organization, oldest first')
+    .option('--json', 'print one JSON object')
+    .action(async (_opts, cmd: Command) => {
+      const organizations = await (await ctx.admin()).listOrgs();
+      const lines = organizations.map((o) => `${o.id}  ${o.name}  ${o.plan ?? 'no plan'}  ${o.createdAt}`);
+      ctx.emit(cmd, { organizations }, organizations.length === 0 ? 'No organizations.' : lines.join('\n'));
+    });
+
+  org
+    .command('members')
+    .description("list an organization's members, in the order they joined")
+    .argument('<orgId>', 'organization id (org_…)')
+    .option('--json', 'print one JSON object')
+    .action(async (orgId: string, _opts, cmd: Command) => {
+      const members = await (await ctx.admin()).listMembers(orgId);
+      const lines = members.map((m) => `${m.id}  ${m.email}  ${m.name ?? '-'}  joined ${m.joinedAt}`);
+      ctx.emit(cmd, { members }, members.length === 0 ? `No members in ${orgId}.` : lines.join('\n'));
     });
 }

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { CliContext } from '../context.js';
 
 export function registerUser(program: Command, ctx: CliContext): void {
-  const user = program.command('user').description('create users and set their plans');
+  const user = program.command('user').description('create and list users, set their plans');
 
   user
     .command('create')
@@ -25,5 +25,15 @@ export function registerUser(program: Command, ctx: CliContext): void {
     .action(async (userId: string, plan: string, _opts, cmd: Command) => {
       const r = await (await ctx.admin()).setUserPlan(userId, plan);
       ctx.emit(cmd, r, `User ${r.id} is now on ${r.plan ?? 'no plan'}.`);
+    });
+
+  user
+    .command('list')
+    .description('list every user, oldest first')
+    .option('--json', 'print one JSON object')
+    .action(async (_opts, cmd: Command) => {
+      const users = await (await ctx.admin()).listUsers();
+      const lines = users.map((u) => `${u.id}  ${u.email}  ${u.name ?? '-'}  ${u.plan ?? 'no plan'}  ${u.createdAt}`);
+      ctx.emit(cmd, { users }, users.length === 0 ? 'No users.' : lines.join('\n'));
     });
 }

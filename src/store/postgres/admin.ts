@@ -1,7 +1,7 @@
 import { UsageError } from '../../errors.js';
 import { newKeyId, newOrgId, newProjectId, newUserId, newUuid } from '../../domain/ids.js';
 import { foldTitle } from '../../domain/search.js';
-import type { KeyRecord, NewChat, NewKey, NewProject, NewTemplate, OrgRecord, UserRecord } from '../store.js';
+import type { KeyRecord, MemberRecord, NewChat, NewKey, NewProject, NewTemplate, OrgRecord, UserRecord } from '../store.js';
 import { isUniqueViolation, type Session } from './database.js';
 
 const KEY = `id, user_id AS "userId", name, can_write AS "canWrite", last4, created_at AS "createdAt",
@@ -54,6 +54,21 @@ export function adminQueries(db: Session) {
     },
     async removeMember(orgId: string, userId: string) {
       return (await db.query('DELETE FROM memberships WHERE org_id = $1 AND user_id = $2', [orgId, userId])).rowCount === 1;
+    },
+    async listUsers() {
+      return (await db.query<UserRecord>(`SELECT ${USER} FROM users ORDER BY created_at, id`)).rows;
+    },
+    async listOrgs() {
+      return (await db.query<OrgRecord>('SELECT id, name, plan, created_at AS "createdAt" FROM organizations ORDER BY created_at, id')).rows;
+    },
+    async listMembers(orgId: string) {
+      if ((await one('SELECT 1 FROM organizations WHERE id = $1', [orgId])) === null) return null;
+      const { rows } = await db.query<MemberRecord>(
+        `SELECT u.id, u.email, u.name, m.joined_at AS "joinedAt" FROM memberships m JOIN users u ON u.id = m.user_id
+         WHERE m.org_id = $1 ORDER BY m.joined_at, m.joined_seq`,
+        [orgId],
+      );
+      return rows;
     },
     async createKey(input: NewKey): Promise<KeyRecord> {
       const row = await one<KeyRecord>(

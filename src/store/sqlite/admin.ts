@@ -1,7 +1,7 @@
 import { UsageError } from '../../errors.js';
 import { newOrgId, newProjectId, newUserId, newUuid, newKeyId } from '../../domain/ids.js';
 import { foldTitle } from '../../domain/search.js';
-import type { KeyRecord, OrgRecord, UserRecord } from '../store.js';
+import type { KeyRecord, MemberRecord, OrgRecord, UserRecord } from '../store.js';
 import { isUniqueViolation, type Db } from './database.js';
 
 interface KeyDbRow {
@@ -49,6 +49,12 @@ export function adminQueries(db: Db) {
        VALUES (@org, @user, @now, (SELECT coalesce(max(joined_seq), 0) + 1 FROM memberships))`,
     ),
     removeMember: db.prepare('DELETE FROM memberships WHERE org_id = ? AND user_id = ?'),
+    listUsers: db.prepare('SELECT * FROM users ORDER BY created_at, id'),
+    listOrgs: db.prepare('SELECT id, name, plan, created_at AS createdAt FROM organizations ORDER BY created_at, id'),
+    listMembers: db.prepare(
+      `SELECT u.id, u.email, u.name, m.joined_at AS joinedAt FROM memberships m JOIN users u ON u.id = m.user_id
+       WHERE m.org_id = ? ORDER BY m.joined_at, m.joined_seq`,
+    ),
     insertKey: db.prepare(
       `INSERT INTO api_keys (id, user_id, name, hash, last4, can_write, created_at)
        VALUES (@id, @userId, @name, @hash, @last4, @canWrite, @now) RETURNING *`,
@@ -128,6 +134,16 @@ export function adminQueries(db: Db) {
     },
     async removeMember(orgId: string, userId: string) {
       return st.removeMember.run(orgId, userId).changes === 1;
+    },
+    async listUsers() {
+      return (st.listUsers.all() as Parameters<typeof toUser>[0][]).map(toUser);
+    },
+    async listOrgs() {
+      return st.listOrgs.all() as OrgRecord[];
+    },
+    async listMembers(orgId: string) {
+      if (st.getOrg.get(orgId) === undefined) return null;
+      return st.listMembers.all(orgId) as MemberRecord[];
     },
     async createKey(input: { userId: string; name: string | null; canWrite: boolean; hash: string; last4: string; now: string }) {
       const r = st.insertKey.get({
