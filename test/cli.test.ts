@@ -242,6 +242,7 @@ describe('folio command line', () => {
 
   it('prunes history, keeping the newest N revisions of every document, and refuses a --keep that is not a whole number of at least 1', async () => {
     const history = { ...env, DATABASE_URL: `sqlite:${join(dir, 'history.db')}` };
+    await json(history, 'migrate');
     const u = await json(history, 'user', 'create', '--email', 'history@example.com', '--plan', 'pro');
     const key = (await json(history, 'key', 'create', '--user', u.id, '--write')).key;
     const docs = [];
@@ -335,6 +336,7 @@ describe('folio command line', () => {
 
   it('refuses to make the demo workspace where it cannot make all of it, writing nothing', async () => {
     const other = { ...env, DATABASE_URL: `sqlite:${join(dir, 'taken.db')}` };
+    await json(other, 'migrate');
     await json(other, 'user', 'create', '--email', 'grace@folio.local');
     for (let run = 0; run < 2; run++) {
       await fails(other, /grace@folio\.local is already the e-mail of a user.*nothing was created/, 'demo');
@@ -347,6 +349,7 @@ describe('folio command line', () => {
     }
     // The demo's own e-mail taken by a user of the operator's: no keys for that user, nothing written.
     const mine = { ...env, DATABASE_URL: `sqlite:${join(dir, 'mine.db')}` };
+    await json(mine, 'migrate');
     const user = await json(mine, 'user', 'create', '--email', 'demo@folio.local');
     await fails(mine, /demo@folio\.local is already the e-mail of a user who is not the demo's.*nothing was created/, 'demo');
     assert.deepEqual(await json(mine, 'key', 'list', '--user', user.id), { keys: [] });
@@ -417,6 +420,20 @@ describe('folio command line', () => {
     const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
     assert.deepEqual(await json(listEnv, '--version'), { version: pkg.version });
     assert.equal((await folio(listEnv, '--version')).stdout, pkg.version);
+  });
+
+  it('never creates a database but to set one up: pointed at a missing file, other commands stop, naming it', async () => {
+    const missing = join(dir, 'missing', 'folio.db');
+    const missingEnv = { ...env, DATABASE_URL: `sqlite:${missing}` };
+    for (const argv of [['user', 'list'], ['org', 'list'], ['key', 'list', '--user', 'user_x'], ['user', 'create', '--email', 'x@example.com'], ['revisions', 'prune', '--keep', '1']]) {
+      const r = await folio(missingEnv, ...argv);
+      assert.equal(r.code, 1, argv.join(' '));
+      assert.equal(r.stderr, `folio: DATABASE_URL: the database file "${missing}" does not exist; create it with "folio migrate" (or "folio demo"), or point DATABASE_URL at an existing one`);
+      assert.equal(existsSync(missing), false, `${argv.join(' ')} created the file`);
+    }
+    assert.deepEqual(await json(missingEnv, 'migrate'), { migrated: true });
+    assert.equal(existsSync(missing), true);
+    assert.deepEqual(await json(missingEnv, 'user', 'list'), { users: [] });
   });
 
   it('has --help on every command and group', async () => {

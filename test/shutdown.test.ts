@@ -88,7 +88,7 @@ describe('graceful shutdown', () => {
       assert.equal(code, 0, output);
       // The log lines of the last turns before the exit were written too.
       assert.match(output, /"signal":"SIGTERM","msg":"shutting down"/);
-      assert.match(output, /"method":"POST","url":"\/v1\/documents","statusCode":201[^\n]*"msg":"request completed"/);
+      assert.match(output, /"method":"POST","url":"\/v1\/documents",[^\n]*"statusCode":201[^\n]*"msg":"request completed"/);
 
       const wal = `${file}-wal`;
       assert.ok(!existsSync(wal) || statSync(wal).size === 0, 'the WAL was checkpointed by a clean close');

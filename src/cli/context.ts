@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { loadConfig, type Config } from '../config.js';
+import { existsSync } from 'node:fs';
+import { ConfigError, loadConfig, type Config } from '../config.js';
 import { systemClock } from '../domain/time.js';
 import { adminService, type AdminService } from '../services/admin.js';
 import { openStore } from '../store/open.js';
@@ -15,8 +16,12 @@ export interface CliIo {
 export interface CliContext {
   io: CliIo;
   config(): Config;
-  /** Opens the store on first use; the runner closes it. */
-  store(): Promise<Store>;
+  /**
+   * Opens the store on first use; the runner closes it. Only the commands
+   * that set a database up (`migrate`, `demo`) may create a missing SQLite
+   * file; the others stop, naming it (DESIGN §5).
+   */
+  store(options?: { create?: boolean }): Promise<Store>;
   admin(): Promise<AdminService>;
   /** With --json: exactly one JSON object on stdout; otherwise the readable text. */
   emit(command: Command, json: object, text: string): void;
@@ -30,8 +35,13 @@ export function cliContext(io: CliIo): CliContext {
   const ctx: CliContext = {
     io,
     config: () => (config ??= loadConfig(io.env)),
-    async store() {
-      return (store ??= await openStore(ctx.config()));
+    async store(options = {}) {
+      if (store !== undefined) return store;
+      const { database } = ctx.config();
+      if (!options.create && database.kind === 'sqlite' && database.file !== ':memory:' && !existsSync(database.file)) {
+        throw new ConfigError('DATABASE_URL', `the database file "${database.file}" does not exist; create it with "folio migrate" (or "folio demo"), or point DATABASE_URL at an existing one`);
+      }
+      return (store = await openStore(ctx.config()));
     },
     async admin() {
       return (admin ??= adminService({ store: await ctx.store(), config: ctx.config(), clock: systemClock }));

@@ -10,7 +10,7 @@ export function registerDemo(program: Command, ctx: CliContext): void {
     .description('create a demo workspace (once) and print fresh read and write keys for it')
     .option('--json', 'print one JSON object')
     .action(async (_opts, cmd: Command) => {
-      const demo = await ensureDemoWorkspace(await ctx.store(), (tx) => adminService({ store: tx, config: ctx.config(), clock: systemClock }));
+      const demo = await ensureDemoWorkspace(await ctx.store({ create: true }), (tx) => adminService({ store: tx, config: ctx.config(), clock: systemClock }));
       // Where `npm start` serves the API; PUBLIC_APP_URL is only the `url` fields' base.
       const baseUrl = `${ctx.config().serverUrl}/v1`;
       const text = [
