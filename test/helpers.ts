@@ -11,8 +11,10 @@ import { generateKey, hashKey, lastFour } from '../src/domain/keys.js';
 import { SCOPE_MARK } from '../src/domain/search.js';
 import Database from 'better-sqlite3';
 import pg from 'pg';
+import { Redis } from 'ioredis';
 import { openStore } from '../src/store/open.js';
 import { assertContract } from './contract.js';
+import { onServer, withDatabase } from './postgres.js';
 import type { Store } from '../src/store/store.js';
 
 /** Runs `sql` against `file` from a separate Node.js process, as `folio` on the command line does. */
@@ -80,19 +82,9 @@ let schemas = 0;
 /** A new schema in the run's PostgreSQL database, and the URL of connections that use it; dropped by `drop`. */
 async function postgresSchema(runUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
   const schema = `ctx_${process.pid}_${++schemas}`;
-  const admin = async (sql: string) => {
-    const client = new pg.Client({ connectionString: runUrl });
-    await client.connect();
-    try {
-      await client.query(sql);
-    } finally {
-      await client.end();
-    }
-  };
-  await admin(`CREATE SCHEMA ${schema}`);
-  const url = new URL(runUrl);
-  url.searchParams.set('options', `-c search_path=${schema}`);
-  return { url: url.toString(), drop: () => admin(`DROP SCHEMA ${schema} CASCADE`) };
+  await onServer(runUrl, `CREATE SCHEMA ${schema}`);
+  const database = new URL(runUrl).pathname.slice(1);
+  return { url: withDatabase(runUrl, database, schema), drop: () => onServer(runUrl, `DROP SCHEMA ${schema} CASCADE`) };
 }
 
 /** A Folio app on a freshly migrated database of its own: an SQLite file in a temporary folder, or a PostgreSQL schema. */
@@ -299,4 +291,21 @@ export function logCollector() {
     },
   });
   return { stream, text: () => lines.join('') };
+}
+
+/** The Redis the tests use (REDIS_TEST_URL, or the machine's), and why its tests are skipped when none answers. */
+export const TEST_REDIS = process.env.REDIS_TEST_URL ?? 'redis://127.0.0.1:6379';
+
+export async function redisMissing(): Promise<string | false> {
+  const probe = new Redis(TEST_REDIS, { lazyConnect: true, connectTimeout: 1000, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  probe.on('error', () => {});
+  try {
+    await probe.connect();
+    await probe.ping();
+    return false;
+  } catch (error) {
+    return `no Redis answers at ${TEST_REDIS} (${(error as Error).message}): start one, or set REDIS_TEST_URL, to run the tests of shared rate limits`;
+  } finally {
+    probe.disconnect();
+  }
 }

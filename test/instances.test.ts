@@ -4,12 +4,11 @@ import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import type { FastifyInstance } from 'fastify';
-import { Redis } from 'ioredis';
 import { buildApp } from '../src/app.js';
 import { redisLimiter, type RedisLimiter } from '../src/rate-limit/redis.js';
 import { openStore } from '../src/store/open.js';
 import type { Store } from '../src/store/store.js';
-import { factories, testConfig, type Factories } from './helpers.js';
+import { factories, redisMissing, TEST_REDIS, testConfig, type Factories } from './helpers.js';
 import { createTestDatabase, postgresUrl, POSTGRES_SKIPPED, type TestDatabase } from './postgres.js';
 
 /**
@@ -19,22 +18,8 @@ import { createTestDatabase, postgresUrl, POSTGRES_SKIPPED, type TestDatabase } 
  */
 
 const server = await postgresUrl();
-const REDIS = process.env.REDIS_TEST_URL ?? 'redis://127.0.0.1:6379';
-
-async function redisAnswers(): Promise<boolean> {
-  const probe = new Redis(REDIS, { lazyConnect: true, connectTimeout: 1000, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  probe.on('error', () => {});
-  try {
-    await probe.connect();
-    await probe.ping();
-    return true;
-  } catch {
-    return false;
-  } finally {
-    probe.disconnect();
-  }
-}
-const redis = server !== null && (await redisAnswers());
+const REDIS = TEST_REDIS;
+const redisProblem = server === null ? false : await redisMissing();
 
 interface Instance {
   app: FastifyInstance;
@@ -132,7 +117,7 @@ describe('two instances on one PostgreSQL database', { skip: server === null ? P
   });
 });
 
-describe('two instances sharing Redis rate limits', { skip: server === null ? POSTGRES_SKIPPED : !redis ? `no Redis answers at ${REDIS}: the shared rate limit test is skipped` : false }, () => {
+describe('two instances sharing Redis rate limits', { skip: server === null ? POSTGRES_SKIPPED : redisProblem || false }, () => {
   it('holds one key to one limit across both instances', async () => {
     const database = await createTestDatabase(server!);
     // A prefix of this run's own, so that no other run's counts mix with it.

@@ -34,14 +34,15 @@ export async function postgresUrl(): Promise<string | null> {
 export const POSTGRES_SKIPPED = `PostgreSQL is not reachable at ${LOCAL_URL} and TEST_DATABASE_URL is not set: the PostgreSQL tests are skipped`;
 
 /** `url` with another database, and optionally connections that use `schema` first. */
-function withDatabase(url: string, database: string, schema?: string): string {
+export function withDatabase(url: string, database: string, schema?: string): string {
   const u = new URL(url);
   u.pathname = `/${database}`;
   if (schema !== undefined) u.searchParams.set('options', `-c search_path=${schema}`);
   return u.toString();
 }
 
-async function onServer(url: string, sql: string): Promise<void> {
+/** Runs one statement on a connection of its own. */
+export async function onServer(url: string, sql: string): Promise<void> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {

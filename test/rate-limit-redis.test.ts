@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
+import { redisMissing, TEST_REDIS } from './helpers.js';
 import { ConfigError } from '../src/config.js';
 import { generateKey, hashKey, lastFour } from '../src/domain/keys.js';
 import { redisLimiter, type RedisLimiter } from '../src/rate-limit/redis.js';
@@ -18,22 +19,9 @@ import { openSqliteStore } from '../src/store/sqlite/store.js';
  * this machine runs; REDIS_TEST_URL names another. Without one, these
  * tests are skipped, saying why.
  */
-const REDIS = process.env.REDIS_TEST_URL ?? 'redis://127.0.0.1:6379';
+const REDIS = TEST_REDIS;
 const { hostname: REDIS_HOST, port: REDIS_PORT } = new URL(REDIS);
 
-async function redisMissing(): Promise<string | false> {
-  const probe = new Redis(REDIS, { lazyConnect: true, connectTimeout: 1000, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  probe.on('error', () => {});
-  try {
-    await probe.connect();
-    await probe.ping();
-    return false;
-  } catch (error) {
-    return `no Redis answers at ${REDIS} (${(error as Error).message}): start one, or set REDIS_TEST_URL, to run the shared rate limit tests`;
-  } finally {
-    probe.disconnect();
-  }
-}
 const missing = await redisMissing();
 if (missing) process.stderr.write(`rate-limit-redis.test.ts: skipped: ${missing}\n`);
 
