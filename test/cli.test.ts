@@ -396,6 +396,19 @@ describe('folio command line', () => {
     assert.equal(made.api_keys, 2);
   });
 
+  it('creates a key for a user whose plan grants no API access, warning on stderr that it will answer 402 until one does', async () => {
+    const unpaid = await json(env, 'user', 'create', '--email', 'unpaid@example.com', '--plan', 'free');
+    const r = await folio(env, 'key', 'create', '--user', unpaid.id, '--json');
+    assert.equal(r.code, 0);
+    assert.deepEqual(Object.keys(JSON.parse(r.stdout)).sort(), ['id', 'key', 'scopes']);
+    assert.match(r.stderr, new RegExp(`^folio: warning: no plan of user ${unpaid.id} or of their teams grants API access .* 402 plan_required`));
+    const paid = await json(env, 'user', 'create', '--email', 'paid@example.com', '--plan', 'pro_monthly');
+    assert.equal((await folio(env, 'key', 'create', '--user', paid.id)).stderr, '', 'no warning when a plan grants access');
+    const team = await json(env, 'org', 'create', '--name', 'Paying team', '--plan', 'team');
+    await json(env, 'org', 'add-member', team.id, unpaid.id);
+    assert.equal((await folio(env, 'key', 'create', '--user', unpaid.id)).stderr, '', "a team's plan grants it too");
+  });
+
   it('lists users, organizations and an organization\'s members in the order they joined, and prints its version', async () => {
     const listEnv = { ...env, DATABASE_URL: `sqlite:${join(dir, 'lists.db')}` };
     await json(listEnv, 'migrate');
@@ -442,6 +455,9 @@ describe('folio command line', () => {
       assert.equal(r.code, 0, argv.join(' '));
       assert.match(r.stdout, /^Usage: folio/, argv.join(' '));
     }
+    const keyHelp = (await folio(env, 'key', 'create', '--help')).stdout;
+    assert.match(keyHelp, /--user <userId>\s+the user the key acts as \(required\)/);
+    assert.doesNotMatch(keyHelp, /--name <name>[^\n]*\(required\)/);
     const unknown = await folio(env, 'frobnicate');
     assert.notEqual(unknown.code, 0);
     assert.match(unknown.stderr, /unknown command/);

@@ -49,6 +49,13 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     register(program, ctx);
   }
 
+  // --help says which options a command cannot do without.
+  const markRequired = (command: Command): void => {
+    for (const option of command.options) if (option.mandatory) option.description = `${option.description} (required)`;
+    command.commands.forEach(markRequired);
+  };
+  markRequired(program);
+
   // `folio --version`, with or without --json: answered before the commands are parsed.
   if (argv.includes('--version') && argv.every((a) => a === '--version' || a === '--json')) {
     io.out(argv.includes('--json') ? JSON.stringify({ version: FOLIO_VERSION }) : FOLIO_VERSION);

@@ -1,7 +1,7 @@
 import { fullFormats } from 'ajv-formats/dist/formats.js';
 import { hasNonWhitespace } from '../domain/content.js';
 import { generateKey, hashKey, lastFour, scopesFor, type Scope } from '../domain/keys.js';
-import { isValidLookupKey } from '../domain/plans.js';
+import { effectivePlan, isValidLookupKey } from '../domain/plans.js';
 import { toIso } from '../domain/time.js';
 import { UsageError } from '../errors.js';
 import type { KeyRecord, Viewer } from '../store/store.js';
@@ -159,7 +159,10 @@ export function adminService(deps: Pick<ServiceDeps, 'store' | 'clock' | 'config
         last4: lastFour(secret),
         now: now(),
       });
-      return { id: record.id, key: secret, scopes: scopesFor(record.canWrite) };
+      // Made all the same: a plan can be set later. The key answers 402 until one grants API access (DESIGN §2).
+      const principal = await store.findPrincipal(hashKey(secret));
+      const hasApiAccess = principal !== null && effectivePlan(principal.user.plan, principal.orgPlans, config.apiPlans) !== null;
+      return { id: record.id, key: secret, scopes: scopesFor(record.canWrite), hasApiAccess };
     },
 
     listUsers: () => store.listUsers(),

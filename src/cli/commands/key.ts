@@ -12,7 +12,12 @@ export function registerKey(program: Command, ctx: CliContext): void {
     .option('--write', 'also grant connector:write (create and update documents)', false)
     .option('--json', 'print one JSON object')
     .action(async (opts: { user: string; name?: string; write: boolean }, cmd: Command) => {
-      const k = await (await ctx.admin()).createKey({ userId: opts.user, name: opts.name, write: opts.write });
+      const { hasApiAccess, ...k } = await (await ctx.admin()).createKey({ userId: opts.user, name: opts.name, write: opts.write });
+      if (!hasApiAccess) {
+        ctx.io.err(
+          `folio: warning: no plan of user ${opts.user} or of their teams grants API access (API_PLANS), so this key will be answered 402 plan_required until one does: folio user set-plan ${opts.user} PLAN`,
+        );
+      }
       ctx.emit(
         cmd,
         k,
