@@ -302,12 +302,18 @@ describe('folio command line', () => {
     const second = await json(env, 'demo');
     assert.equal(second.userId, first.userId);
     assert.notEqual(second.key, first.key);
+    // The banner points to the reference page, the MCP endpoint and the team's id.
+    const banner = (await folio(env, 'demo')).stdout;
+    assert.match(banner, /API docs {3}http:\/\/127\.0\.0\.1:8787\/v1\/docs\n/);
+    assert.match(banner, /MCP {8}http:\/\/127\.0\.0\.1:8787\/mcp /);
+    const team = /team {7}(org_\w+)/.exec(banner)?.[1];
 
     const store = openSqliteStore(env.DATABASE_URL!.slice('sqlite:'.length));
     const app = await buildApp({ config: testConfig(env), store });
     try {
       const me = await call(app, 'GET', '/v1/me', { key: second.key });
       assert.equal(me.body.plan, 'pro_monthly');
+      assert.deepEqual(me.body.organizations.map((o: { id: string }) => o.id), [team]);
       assert.equal(me.body.organizations.length, 1, 'one team, not two');
       const org = me.body.organizations[0].id;
       const docs = await call(app, 'GET', '/v1/documents?limit=100', { key: second.key });

@@ -1,3 +1,4 @@
+import { hashKey } from '../domain/keys.js';
 import { UsageError } from '../errors.js';
 import type { AdminService } from '../services/admin.js';
 import type { Store } from '../store/store.js';
@@ -36,7 +37,9 @@ async function ensureInTransaction(admin: AdminService, store: Store) {
   const userId = existing?.id ?? (await createDemoWorkspace(admin));
   const read = await admin.createKey({ userId, name: 'demo read key', write: false });
   const write = await admin.createKey({ userId, name: 'demo write key', write: true });
-  return { userId, key: read.key, writeKey: write.key, created: existing === null };
+  // The demo user's team, as their key sees it.
+  const teamId = (await store.findPrincipal(hashKey(read.key)))?.organizations[0]?.id ?? null;
+  return { userId, key: read.key, writeKey: write.key, teamId, created: existing === null };
 }
 
 async function createDemoWorkspace(admin: AdminService): Promise<string> {

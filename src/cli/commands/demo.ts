@@ -12,15 +12,19 @@ export function registerDemo(program: Command, ctx: CliContext): void {
     .action(async (_opts, cmd: Command) => {
       const demo = await ensureDemoWorkspace(await ctx.store({ create: true }), (tx) => adminService({ store: tx, config: ctx.config(), clock: systemClock }));
       // Where `npm start` serves the API; PUBLIC_APP_URL is only the `url` fields' base.
-      const baseUrl = `${ctx.config().serverUrl}/v1`;
+      const server = ctx.config().serverUrl;
+      const baseUrl = `${server}/v1`;
       const text = [
         demo.created ? 'Created the demo workspace for demo@folio.local.' : 'The demo workspace already exists; here are fresh keys for it.',
         '',
         `  base URL   ${baseUrl}`,
+        `  API docs   ${baseUrl}/docs`,
+        `  MCP        ${server}/mcp  (Authorization: Bearer <key>; see README, "Connect an agent")`,
         `  read key   ${demo.key}`,
         `  write key  ${demo.writeKey}`,
+        ...(demo.teamId === null ? [] : [`  team       ${demo.teamId}  (add organizationId=${demo.teamId} for the team's workspace)`]),
         '',
-        'Try it (with the server running: npm start):',
+        'Try it once the server runs (npm start; npm run demo starts it next):',
         '',
         `  curl -s -H "Authorization: Bearer ${demo.key}" ${baseUrl}/documents`,
       ].join('\n');
