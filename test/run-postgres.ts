@@ -44,7 +44,7 @@ const files =
         .map((f) => `test/${f}`);
 const database = await createTestDatabase(server);
 process.stdout.write(`\n# The suite on PostgreSQL (${files.length} files, database ${new URL(database.url).pathname.slice(1)})\n`);
-const run = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=4', '--test-timeout=120000', ...files], {
+const run = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=4', '--test-timeout=300000', ...files], {
   stdio: 'inherit',
   env: { ...process.env, FOLIO_TEST_POSTGRES_URL: database.url },
 });
