@@ -13,8 +13,11 @@ export function endStalledRequests(app: FastifyInstance, timeoutMs: number): voi
   app.addHook('onRequest', (request, reply, done) => {
     const { raw } = request;
     const socket = raw.socket;
+    // `complete` is false until the whole request is in (an injected request has none: it is whole).
+    const arrived = () => raw.complete !== false;
     const timer = setTimeout(() => {
-      if (raw.complete || socket.destroyed) return;
+      stop();
+      if (arrived() || socket.destroyed) return;
       if (reply.raw.headersSent) {
         socket.destroy();
         return;
@@ -22,9 +25,20 @@ export function endStalledRequests(app: FastifyInstance, timeoutMs: number): voi
       app.server.emit('clientError', Object.assign(new Error('the request did not arrive in time'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }), socket);
     }, timeoutMs);
     timer.unref();
-    const stop = () => clearTimeout(timer);
+    // Every listener goes when the request is whole, so that a keep-alive connection gathers none.
+    const stop = () => {
+      clearTimeout(timer);
+      raw.off('end', stop);
+      socket.off('close', stop);
+      reply.raw.off('finish', answered);
+    };
+    const answered = () => {
+      if (arrived()) stop();
+    };
     raw.once('end', stop);
     socket.once('close', stop);
+    reply.raw.once('finish', answered);
+    if (arrived()) stop();
     done();
   });
 }
