@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { byteBudget, limitBodiesInFlight, SMALL_BODY_BYTES } from '../src/http/body-budget.js';
+import { byteBudget, limitBodiesInFlight, SMALL_BODY_BYTES, type ArrivalRate } from '../src/http/body-budget.js';
 import { installErrorHandling } from '../src/http/errors.js';
 import { setup, type TestContext } from './helpers.js';
 
@@ -13,9 +13,9 @@ describe('byteBudget', () => {
   it('grants in arrival order while there is room, and queues the rest', async () => {
     const budget = byteBudget(100);
     const granted: string[] = [];
-    const a = budget.acquire(60, () => granted.push('a'));
-    const b = budget.acquire(60, () => granted.push('b'));
-    const c = budget.acquire(10, () => granted.push('c'));
+    const a = budget.acquire(60, 'a', () => granted.push('a'));
+    const b = budget.acquire(60, 'b', () => granted.push('b'));
+    const c = budget.acquire(10, 'c', () => granted.push('c'));
     // c would fit, but waits behind b: first come, first served.
     assert.deepEqual(granted, ['a']);
     assert.equal(budget.used, 60);
@@ -32,8 +32,8 @@ describe('byteBudget', () => {
   it('grants more than the whole capacity to a request that is alone', async () => {
     const budget = byteBudget(100);
     const granted: string[] = [];
-    const small = budget.acquire(10, () => granted.push('small'));
-    const big = budget.acquire(500, () => granted.push('big'));
+    const small = budget.acquire(10, 'small', () => granted.push('small'));
+    const big = budget.acquire(500, 'big', () => granted.push('big'));
     assert.deepEqual(granted, ['small']);
     small();
     await tick();
@@ -46,9 +46,9 @@ describe('byteBudget', () => {
   it('lets the ones behind a waiter that leaves go ahead, and gives back bytes only once', async () => {
     const budget = byteBudget(100);
     const granted: string[] = [];
-    const a = budget.acquire(80, () => granted.push('a'));
-    const b = budget.acquire(80, () => granted.push('b'));
-    const c = budget.acquire(20, () => granted.push('c'));
+    const a = budget.acquire(80, 'a', () => granted.push('a'));
+    const b = budget.acquire(80, 'b', () => granted.push('b'));
+    const c = budget.acquire(20, 'c', () => granted.push('c'));
     b();
     await tick();
     assert.deepEqual(granted, ['a', 'c']);
@@ -64,14 +64,51 @@ describe('byteBudget', () => {
   it('never grants a request that left between its turn and its grant', async () => {
     const budget = byteBudget(100);
     const granted: string[] = [];
-    const a = budget.acquire(100, () => granted.push('a'));
-    const b = budget.acquire(100, () => granted.push('b'));
+    const a = budget.acquire(100, 'a', () => granted.push('a'));
+    const b = budget.acquire(100, 'b', () => granted.push('b'));
     a();
     b();
     await tick();
     assert.deepEqual(granted, ['a']);
     assert.equal(budget.used, 0);
     assert.equal(budget.waiting, 0);
+  });
+
+  it("holds one key to half the budget once it holds anything, and lets other keys' bodies past its own", async () => {
+    const budget = byteBudget(100);
+    const granted: string[] = [];
+    const a1 = budget.acquire(40, 'A', () => granted.push('a1'));
+    const a2 = budget.acquire(40, 'A', () => granted.push('a2'));
+    const b = budget.acquire(40, 'B', () => granted.push('b'));
+    // a2 would fit in the room, but A would then hold 80 of 100: B goes first.
+    assert.deepEqual(granted, ['a1', 'b']);
+    assert.equal(budget.waiting, 1);
+    a1();
+    await tick();
+    assert.deepEqual(granted, ['a1', 'b', 'a2']);
+    a2();
+    b();
+    // A key holding nothing may take any room there is.
+    const alone = budget.acquire(90, 'A', () => granted.push('alone'));
+    assert.deepEqual(granted.at(-1), 'alone');
+    alone();
+    assert.equal(budget.used, 0);
+  });
+
+  it('tells how long until a body would be let in, if the ones being read arrive at the slowest allowed rate', () => {
+    // 1,000 bytes a second after a grace of 2 s: 60 bytes are due within 2.06 s, 30 within 2.03 s.
+    const budget = byteBudget(100, { bytesPerSecond: 1000, graceMs: 2000 });
+    const a = budget.acquire(60, 'A', () => {});
+    const b = budget.acquire(30, 'B', () => {});
+    const within = (bytes: number, owner: string) => budget.freeWithinMs(bytes, owner);
+    assert.equal(within(10, 'C'), 0);
+    assert.ok(Math.abs(within(20, 'C') - 2030) <= 20, `${within(20, 'C')}`);
+    assert.ok(Math.abs(within(80, 'C') - 2060) <= 20, `${within(80, 'C')}`);
+    // B's own second body must wait for B's first, though there is room.
+    assert.ok(Math.abs(within(30, 'B') - 2030) <= 20, `${within(30, 'B')}`);
+    a();
+    b();
+    assert.equal(within(500, 'C'), 0);
   });
 });
 
@@ -231,6 +268,24 @@ describe('large request bodies in flight (Folio)', () => {
     assert.equal((JSON.parse(r.body) as { error: { code: string } }).error.code, 'invalid_request');
   });
 
+  it("lets another user's large write in while one key holds idle uploads", async () => {
+    // The budget here is 200,000 bytes: two idle uploads of 100,000 from one
+    // key would fill it, and every other key's large body would wait.
+    const other = (await t.make.key((await t.make.user()).id, { write: true })).secret;
+    const a1 = post(port, '/v1/documents', documentOf(100_000, 'idle 1'), { key, sendFirst: 1000 });
+    await until(() => t.app.bodyBudget.used === 100_000, 'the first idle upload has its turn');
+    const a2 = post(port, '/v1/documents', documentOf(100_000, 'idle 2'), { key, sendFirst: 1000 });
+    await until(() => t.app.bodyBudget.waiting === 1, "the key's second upload waits");
+    const started = Date.now();
+    const b = await post(port, '/v1/documents', documentOf(100_000, 'other user'), { key: other }).response;
+    assert.equal(b.status, 201, b.body);
+    assert.ok(Date.now() - started < 4000, `the other user's write waited ${Date.now() - started} ms`);
+    a1.finish();
+    a2.finish();
+    assert.equal((await a1.response).status, 201);
+    assert.equal((await a2.response).status, 201);
+  });
+
   it('refuses a request without a valid key before it takes a turn', async () => {
     const a = post(port, '/v1/documents', documentOf(large, 'holder'), { key, sendFirst: 1000 });
     await until(() => t.app.bodyBudget.used === large, 'A has its turn');
@@ -245,7 +300,7 @@ describe('large request bodies in flight (Folio)', () => {
 describe('large request bodies in flight (time limits)', () => {
   const apps: FastifyInstance[] = [];
   /** A bare app that echoes the size of the JSON it was sent, behind the budget. */
-  async function echo(limits: { waitMs: number; receiveMs: number }) {
+  async function echo(limits: { waitMs: number; rate: ArrivalRate }) {
     const app = Fastify({ bodyLimit: 300_000 });
     apps.push(app);
     installErrorHandling(app, 300_000);
@@ -257,15 +312,16 @@ describe('large request bodies in flight (time limits)', () => {
   after(() => Promise.all(apps.map((app) => app.close())));
 
   it('refuses a body that waited too long with 429 rate_limited and Retry-After, in the envelope', async () => {
-    const { budget, port } = await echo({ waitMs: 200, receiveMs: 5000 });
+    // A's 150,000 bytes are due within 2 s + 1.5 s of its turn at the slowest.
+    const { budget, port } = await echo({ waitMs: 200, rate: { bytesPerSecond: 100_000, graceMs: 2000 } });
     const a = post(port, '/echo', documentOf(150_000, 'A'), { sendFirst: 1000 });
     await until(() => budget.used === 150_000, 'A has its turn');
     const b = await post(port, '/echo', documentOf(150_000, 'B')).response;
     assert.equal(b.status, 429);
     const body = JSON.parse(b.body) as { error: { code: string; message: string } };
     assert.equal(body.error.code, 'rate_limited');
-    assert.equal(body.error.message, 'The server is busy reading other large request bodies. Retry after 5 seconds.');
-    assert.equal(b.headers['retry-after'], '5');
+    assert.equal(body.error.message, 'The server is busy reading other large request bodies. Retry after 4 seconds.');
+    assert.equal(b.headers['retry-after'], '4');
     assert.equal(budget.waiting, 0);
     a.finish();
     const ra = await a.response;
@@ -273,8 +329,22 @@ describe('large request bodies in flight (time limits)', () => {
     assert.deepEqual(JSON.parse(ra.body), { bytes: 150_000 });
   });
 
+  it("tells the truth in Retry-After: retried then, a body is let in though the one before it stalled", async () => {
+    const { budget, port } = await echo({ waitMs: 100, rate: { bytesPerSecond: 200_000, graceMs: 300 } });
+    const stalled = post(port, '/echo', documentOf(150_000, 'stalled'), { sendFirst: 1000 });
+    await until(() => budget.used === 150_000, 'the stalled body has its turn');
+    const refused = await post(port, '/echo', documentOf(150_000, 'B')).response;
+    assert.equal(refused.status, 429);
+    const seconds = Number(refused.headers['retry-after']);
+    assert.equal(seconds, 1);
+    await sleep(seconds * 1000);
+    const retried = await post(port, '/echo', documentOf(150_000, 'B')).response;
+    assert.equal(retried.status, 200, retried.body);
+    await assert.rejects(stalled.response);
+  });
+
   it('closes the connection of a body that stalls after its turn, and lets the next one in', async () => {
-    const { budget, port } = await echo({ waitMs: 5000, receiveMs: 300 });
+    const { budget, port } = await echo({ waitMs: 5000, rate: { bytesPerSecond: 100_000, graceMs: 300 } });
     const stalled = post(port, '/echo', documentOf(150_000, 'stalled'), { sendFirst: 1000 });
     await until(() => budget.used === 150_000, 'the stalled body has its turn');
     const next = post(port, '/echo', documentOf(150_000, 'next'));
@@ -282,5 +352,32 @@ describe('large request bodies in flight (time limits)', () => {
     const r = await next.response;
     assert.equal(r.status, 200);
     await until(() => budget.used === 0, 'the budget is given back');
+  });
+
+  it('keeps reading a body that arrives slowly but at the allowed rate', async () => {
+    // 150,000 bytes in 15 pieces, one every 100 ms: 100,000 bytes a second against 20,000 allowed.
+    const { port } = await echo({ waitMs: 5000, rate: { bytesPerSecond: 20_000, graceMs: 300 } });
+    const body = Buffer.from(documentOf(150_000, 'slow'));
+    const req = httpRequest({
+      host: '127.0.0.1',
+      port,
+      path: '/echo',
+      method: 'POST',
+      agent: false,
+      headers: { 'content-type': 'application/json', 'content-length': String(body.length) },
+    });
+    const response = new Promise<number>((resolve, reject) => {
+      req.on('response', (res: IncomingMessage) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      });
+      req.on('error', reject);
+    });
+    for (let i = 0; i < 15; i++) {
+      req.write(body.subarray(i * 10_000, (i + 1) * 10_000));
+      await sleep(100);
+    }
+    req.end(body.subarray(150_000));
+    assert.equal(await response, 200);
   });
 });

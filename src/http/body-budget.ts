@@ -6,35 +6,71 @@ import { hookList } from './route-hooks.js';
 export const SMALL_BODY_BYTES = 64 * 1024;
 /** How long a large body may wait for room before its request is refused (429). */
 export const BUDGET_WAIT_MS = 30_000;
-/** How long a large body that has its turn may take to arrive. */
-export const BODY_RECEIVE_MS = 60_000;
-/** The Retry-After of a request refused after waiting. */
-const RETRY_AFTER_SECONDS = 5;
+/**
+ * The slowest a large body that has its turn may arrive, on average, once
+ * BODY_GRACE_MS have passed: 64 KiB/s, half a megabit. A 5 MiB body then
+ * takes at most 85 s; an idle upload is cut after 5 s.
+ */
+export const MIN_BODY_BYTES_PER_SECOND = 64 * 1024;
+export const BODY_GRACE_MS = 5_000;
+/** How often a body being read is checked against that rate. */
+const ARRIVAL_CHECK_MS = 250;
+
+/** A body's time to arrive at the slowest allowed rate. */
+export interface ArrivalRate {
+  bytesPerSecond: number;
+  graceMs: number;
+}
 
 interface Waiter {
   bytes: number;
+  owner: string;
   state: 'waiting' | 'held' | 'done';
+  /** While held: the time by which the body must have arrived, at the slowest allowed rate. */
+  dueBy: number;
   grant: () => void;
 }
 
 /**
- * A number of bytes shared first come, first served: `acquire` grants at
- * once while there is room and nobody waits, otherwise queues. Whatever
- * asks for more than the whole capacity is granted once it is alone.
+ * A number of bytes shared among owners (API keys), first come, first
+ * served, with a fair share each: `acquire` grants at once while there is
+ * room and nobody waits, otherwise queues. An owner that holds nothing may
+ * take any room there is (whatever asks for more than the whole capacity is
+ * granted once it is alone); an owner already holding bytes may hold at most
+ * half the capacity in all, so one owner's bodies never take all of it. A
+ * waiter over its owner's share lets the ones behind it go first; a waiter
+ * within its share that does not fit holds the others back, so that a large
+ * body is not passed forever by smaller ones.
  */
-export function byteBudget(capacity: number) {
+export function byteBudget(capacity: number, rate: ArrivalRate = { bytesPerSecond: MIN_BODY_BYTES_PER_SECOND, graceMs: BODY_GRACE_MS }) {
   let used = 0;
   const queue: Waiter[] = [];
+  const holders = new Set<Waiter>();
+  const share = capacity / 2;
 
-  /** Moves the waiters that now fit, in order, from the queue to the holders; the caller grants them. */
+  const heldBy = (owner: string) => {
+    let bytes = 0;
+    for (const h of holders) if (h.owner === owner) bytes += h.bytes;
+    return bytes;
+  };
+  const dueIn = (bytes: number) => rate.graceMs + (bytes / rate.bytesPerSecond) * 1000;
+
+  /** Moves the waiters that now may go, in order, from the queue to the holders; the caller grants them. */
   function admit(): Waiter[] {
     const admitted: Waiter[] = [];
-    while (queue.length > 0) {
-      const next = queue[0]!;
+    for (let i = 0; i < queue.length; ) {
+      const next = queue[i]!;
+      const own = heldBy(next.owner);
+      if (own > 0 && own + next.bytes > share) {
+        i++;
+        continue;
+      }
       if (used > 0 && used + next.bytes > capacity) break;
-      queue.shift();
+      queue.splice(i, 1);
       used += next.bytes;
       next.state = 'held';
+      next.dueBy = Date.now() + dueIn(next.bytes);
+      holders.add(next);
       admitted.push(next);
     }
     return admitted;
@@ -42,19 +78,21 @@ export function byteBudget(capacity: number) {
 
   return {
     /**
-     * Calls `grant` once `bytes` are available: at once if they are, otherwise
-     * in a tick of its own once others give theirs back. The returned function
-     * gives them back, or leaves the queue; calling it again does nothing, and
-     * after it `grant` is never called.
+     * Calls `grant` once `bytes` are available to `owner`: at once if they
+     * are, otherwise in a tick of its own once others give theirs back. The
+     * returned function gives them back, or leaves the queue; calling it
+     * again does nothing, and after it `grant` is never called.
      */
-    acquire(bytes: number, grant: () => void): () => void {
-      const waiter: Waiter = { bytes, state: 'waiting', grant };
+    acquire(bytes: number, owner: string, grant: () => void): () => void {
+      const waiter: Waiter = { bytes, owner, state: 'waiting', dueBy: 0, grant };
       queue.push(waiter);
       if (admit().includes(waiter)) grant();
       return () => {
         if (waiter.state === 'done') return;
-        if (waiter.state === 'held') used -= bytes;
-        else queue.splice(queue.indexOf(waiter), 1);
+        if (waiter.state === 'held') {
+          used -= bytes;
+          holders.delete(waiter);
+        } else queue.splice(queue.indexOf(waiter), 1);
         waiter.state = 'done';
         for (const next of admit()) {
           process.nextTick(() => {
@@ -62,6 +100,26 @@ export function byteBudget(capacity: number) {
           });
         }
       };
+    },
+    /**
+     * The milliseconds until `bytes` of `owner` would be let in at the
+     * latest, if every body being read now arrived at the slowest allowed
+     * rate (one that arrives slower is cut off then): what a refused
+     * request's Retry-After says.
+     */
+    freeWithinMs(bytes: number, owner: string): number {
+      const now = Date.now();
+      let held = used;
+      let own = heldBy(owner);
+      let at = now;
+      const fits = () => (held === 0 || held + bytes <= capacity) && (own === 0 || own + bytes <= share);
+      for (const h of [...holders].sort((x, y) => x.dueBy - y.dueBy)) {
+        if (fits()) break;
+        held -= h.bytes;
+        if (h.owner === owner) own -= h.bytes;
+        at = h.dueBy;
+      }
+      return Math.max(0, at - now);
     },
     get used() {
       return used;
@@ -101,22 +159,24 @@ const BODILESS = new Set(['GET', 'HEAD', 'TRACE']);
  *
  * Bodies over SMALL_BODY_BYTES are read only while the large ones being
  * handled add up to at most `capacity` bytes (by their declared size; one
- * body larger than that is read when it is alone); the others wait, unread,
- * in arrival order, and after `waitMs` are refused with `429 rate_limited`.
- * A body that has its turn must then arrive within `receiveMs`, or its
- * connection is closed: a client that stalls cannot hold the budget. A
- * request's bytes are given back when its response is finished or its
- * connection closes. The hook runs where Fastify reads bodies, after the
- * onRequest hooks, so on Folio's API routes only callers with a valid key
- * within their rate limit take a turn.
+ * body larger than that is read when it is alone), and while their key's
+ * share allows (byteBudget); the others wait, unread, in arrival order, and
+ * after `waitMs` are refused with `429 rate_limited`, whose Retry-After is
+ * the time by which the bodies being read must have arrived. A body that has
+ * its turn must arrive at `rate` or faster, or its connection is closed: a
+ * client that stalls or trickles cannot hold the budget. A request's bytes
+ * are given back when its response is finished or its connection closes.
+ * The hook runs where Fastify reads bodies, after the onRequest hooks, so on
+ * Folio's API routes only callers with a valid key within their rate limit
+ * take a turn, and their share is their key's.
  */
 export function limitBodiesInFlight(
   app: FastifyInstance,
-  options: { capacity: number; waitMs?: number; receiveMs?: number },
+  options: { capacity: number; waitMs?: number; rate?: ArrivalRate },
 ): ByteBudget {
-  const budget = byteBudget(options.capacity);
+  const rate = options.rate ?? { bytesPerSecond: MIN_BODY_BYTES_PER_SECOND, graceMs: BODY_GRACE_MS };
+  const budget = byteBudget(options.capacity, rate);
   const waitMs = options.waitMs ?? BUDGET_WAIT_MS;
-  const receiveMs = options.receiveMs ?? BODY_RECEIVE_MS;
   const hold: preParsingHookHandler = (request, reply, payload, done) => {
     const bytes = declaredBodyBytes(request);
     const socket = request.raw.socket;
@@ -124,14 +184,23 @@ export function limitBodiesInFlight(
       done(null, payload);
       return;
     }
+    // Keys take turns by key; a request without one (no API route) by its address.
+    const owner = request.caller?.keyId ?? `address ${request.ip}`;
     let granted = false;
     let timer: NodeJS.Timeout | undefined;
-    const release = budget.acquire(bytes, () => {
+    const release = budget.acquire(bytes, owner, () => {
       granted = true;
       clearTimeout(timer);
-      timer = setTimeout(() => {
-        if (!request.raw.complete) socket.destroy();
-      }, receiveMs);
+      // The bytes read on this connection from now on; those of the body
+      // already buffered before its turn are not counted, which errs on the
+      // strict side by at most one read.
+      const start = Date.now();
+      const readBefore = socket.bytesRead;
+      timer = setInterval(() => {
+        if (request.raw.complete) return clearInterval(timer);
+        const due = ((Date.now() - start - rate.graceMs) / 1000) * rate.bytesPerSecond;
+        if (socket.bytesRead - readBefore < due) socket.destroy();
+      }, Math.min(ARRIVAL_CHECK_MS, rate.graceMs));
       timer.unref();
       done(null, payload);
     });
@@ -147,8 +216,9 @@ export function limitBodiesInFlight(
     socket.on('close', finished);
     if (!granted) {
       timer = setTimeout(() => {
+        const seconds = Math.max(1, Math.ceil(budget.freeWithinMs(bytes, owner) / 1000));
         release();
-        done(new RateLimited(RETRY_AFTER_SECONDS, {}, 'The server is busy reading other large request bodies.'));
+        done(new RateLimited(seconds, {}, 'The server is busy reading other large request bodies.'));
       }, waitMs);
       timer.unref();
     }
