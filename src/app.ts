@@ -61,7 +61,7 @@ const trustHops = (hops: number) => (_address: string, hop: number) => hop < hop
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config, store } = deps;
   const clock = deps.clock ?? systemClock;
-  const metrics = folioMetrics();
+  const metrics = folioMetrics(store);
   const limiter = metrics.counting(
     deps.limiter ?? memoryLimiter({ readPerMin: config.readLimitPerMin, writePerMin: config.writeLimitPerMin }),
   );

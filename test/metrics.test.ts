@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { memoryLimiter } from '../src/rate-limit/limiter.js';
-import { call, setup } from './helpers.js';
+import { call, setup, TEST_DATABASE } from './helpers.js';
 
 const TOKEN = 'metrics-token-0123456789';
 
@@ -55,6 +55,31 @@ describe('/metrics and /readyz', () => {
       assert.match(text, /^process_cpu_user_seconds_total /m);
       assert.match(text, /^nodejs_eventloop_lag_seconds /m);
       assert.equal(text.includes(key.slice(4, 30)), false);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it("shows the database pool's use on PostgreSQL, and no pool on SQLite's one connection", async () => {
+    const t = await setup({ env: { METRICS_TOKEN: TOKEN, DATABASE_POOL_MAX: '3' } });
+    try {
+      const user = await t.make.user();
+      const key = (await t.make.key(user.id)).secret;
+      // Requests at once, so that the pool opens more than one connection.
+      await Promise.all(Array.from({ length: 8 }, () => call(t.app, 'GET', '/v1/documents', { key })));
+      const text = (await t.app.inject({ url: '/metrics', headers: { authorization: `Bearer ${TOKEN}` } })).body;
+      const value = (pattern: RegExp) => Number(pattern.exec(text)?.[1] ?? Number.NaN);
+      if (TEST_DATABASE === 'postgres') {
+        assert.equal(value(/^folio_db_pool_max_connections (\d+)$/m), 3);
+        const idle = value(/^folio_db_pool_connections\{state="idle"\} (\d+)$/m);
+        const inUse = value(/^folio_db_pool_connections\{state="in_use"\} (\d+)$/m);
+        // Nothing runs while /metrics answers: every open connection is idle, and at least two were opened.
+        assert.equal(inUse, 0);
+        assert.ok(idle >= 2 && idle <= 3, `idle connections: ${idle}`);
+        assert.equal(value(/^folio_db_pool_waiting (\d+)$/m), 0);
+      } else {
+        assert.doesNotMatch(text, /^folio_db_pool/m);
+      }
     } finally {
       await t.close();
     }

@@ -1,19 +1,51 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { bearerToken } from '../domain/keys.js';
 import { Unauthorized } from '../errors.js';
 import type { Limiter } from '../rate-limit/limiter.js';
+import type { Store } from '../store/store.js';
 
 /**
  * Folio's Prometheus metrics (DESIGN §9), in a registry of each app's own:
  * requests by route pattern, method and status, their duration, refusals
- * by rate limit, MCP tool calls by tool and outcome, and the process's own
+ * by rate limit, MCP tool calls by tool and outcome, the use of the
+ * database's pool of connections (PostgreSQL's), and the process's own
  * metrics (CPU, memory, event loop, handles).
  */
-export function folioMetrics() {
+export function folioMetrics(store: Store) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  const pool = store.connectionPool?.bind(store);
+  if (pool !== undefined) {
+    new Gauge({
+      name: 'folio_db_pool_connections',
+      help: "The database pool's open connections, by state (in_use or idle).",
+      labelNames: ['state'] as const,
+      registers: [registry],
+      collect() {
+        const use = pool();
+        this.set({ state: 'in_use' }, use.open - use.idle);
+        this.set({ state: 'idle' }, use.idle);
+      },
+    });
+    new Gauge({
+      name: 'folio_db_pool_waiting',
+      help: 'Statements and transactions waiting for a connection of the database pool.',
+      registers: [registry],
+      collect() {
+        this.set(pool().waiting);
+      },
+    });
+    new Gauge({
+      name: 'folio_db_pool_max_connections',
+      help: 'The most connections the database pool opens (DATABASE_POOL_MAX).',
+      registers: [registry],
+      collect() {
+        this.set(pool().max);
+      },
+    });
+  }
   const requests = new Counter({
     name: 'folio_http_requests_total',
     help: 'Requests answered, by route pattern, method and status.',

@@ -212,6 +212,17 @@ export interface NewChat {
   now: string;
 }
 
+/** A pool's connections at one moment. */
+export interface ConnectionPoolUse {
+  /** The most it opens (DATABASE_POOL_MAX). */
+  max: number;
+  /** Open connections, idle or running a statement. */
+  open: number;
+  idle: number;
+  /** Statements and transactions waiting for a connection. */
+  waiting: number;
+}
+
 export interface Store {
   /** Which database: 'sqlite' (or, later, 'postgres'). */
   readonly dialect: string;
@@ -220,6 +231,11 @@ export interface Store {
   close(): Promise<void>;
   /** A cheap round trip, for health checks. */
   ping(): Promise<void>;
+  /**
+   * How the store's pool of connections is used, for /metrics; absent where
+   * there is no pool (SQLite's store has one connection, used in turn).
+   */
+  connectionPool?(): ConnectionPoolUse;
   /**
    * Runs `work` as one transaction, through the store it is handed: every
    * write made through `tx` is kept, or none is if `work` throws. Others

@@ -31,7 +31,11 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
     await pool.end();
     throw err;
   }
-  return storeOn(poolSession(pool), pool);
+  const poolMax = options.poolMax ?? 10;
+  return {
+    ...storeOn(poolSession(pool), pool),
+    connectionPool: () => ({ max: poolMax, open: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+  };
 }
 
 /**
