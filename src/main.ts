@@ -21,7 +21,8 @@ export async function serve(configured: Config): Promise<FastifyInstance> {
   const port = await tryListening(configured);
   const config = configured.port === 0 ? withPort(configured, port) : configured;
   // Rate limits shared through Redis: it must answer now, before the database
-  // is opened. What it says later goes to the server's log once there is one.
+  // is opened. What it and the database's background thread say later goes
+  // to the server's log once there is one.
   let report: RedisReport = (_level, message) => process.stderr.write(`Folio: ${message}\n`);
   const limiter: RedisLimiter | undefined =
     config.redisUrl === null
@@ -34,7 +35,7 @@ export async function serve(configured: Config): Promise<FastifyInstance> {
   const store = await openStore(config, {
     // The request thread never copies the log into the database file itself,
     // and the search index is merged further while no writes come (checkpointer.ts).
-    background: true,
+    background: { report: (level, message) => report(level, message) },
     onMigrate: (from, to) =>
       process.stderr.write(
         from === 0

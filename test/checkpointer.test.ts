@@ -1,26 +1,14 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { endianness, tmpdir } from 'node:os';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { onlyBusy } from '../src/store/sqlite/database.js';
 import { openSqliteStore } from '../src/store/sqlite/store.js';
-import { segments } from './helpers.js';
+import { segments, walState } from './helpers.js';
 import type { Store } from '../src/store/store.js';
-
-/**
- * Frames in the write-ahead log and how many of them a checkpoint has
- * copied into the database file, read from the WAL index (the -shm file;
- * https://www.sqlite.org/walformat.html): mxFrame at byte 16 of the header,
- * nBackfill at byte 96, in the machine's byte order.
- */
-function walState(file: string): { frames: number; copied: number } {
-  const shm = readFileSync(`${file}-shm`);
-  const read = (at: number) => (endianness() === 'LE' ? shm.readUInt32LE(at) : shm.readUInt32BE(at));
-  return { frames: read(16), copied: read(96) };
-}
 
 /** Writes n documents for a new user, whose id it returns. */
 async function writeSome(store: Store, n: number): Promise<string> {

@@ -1,8 +1,8 @@
 import { Writable } from 'node:stream';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { endianness, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { buildApp, type AppDeps } from '../src/app.js';
@@ -279,6 +279,18 @@ export function segments(file: string): number {
   } finally {
     db.close();
   }
+}
+
+/**
+ * Frames in the write-ahead log and how many of them a checkpoint has
+ * copied into the database file, read from the WAL index (the -shm file;
+ * https://www.sqlite.org/walformat.html): mxFrame at byte 16 of the header,
+ * nBackfill at byte 96, in the machine's byte order.
+ */
+export function walState(file: string): { frames: number; copied: number } {
+  const shm = readFileSync(`${file}-shm`);
+  const read = (at: number) => (endianness() === 'LE' ? shm.readUInt32LE(at) : shm.readUInt32BE(at));
+  return { frames: read(16), copied: read(96) };
 }
 
 /** A log stream for `setup({ deps: { logStream } })`, and the lines written to it so far. */

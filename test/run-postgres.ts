@@ -12,6 +12,7 @@ import { createTestDatabase, postgresUrl, POSTGRES_SKIPPED } from './postgres.js
 /** Files about SQLite itself, about no database, or that run both databases themselves. */
 const NOT_IN_THIS_RUN = new Set([
   'checkpointer.test.ts',
+  'disk-full.test.ts',
   'group-commit.test.ts',
   'index-merging.test.ts',
   'migrations.test.ts',

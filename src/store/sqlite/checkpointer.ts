@@ -3,8 +3,25 @@ import type { CheckpointWorkerData, CheckpointWorkerMessage } from './checkpoint
 import type { Db } from './database.js';
 import { TIDYING } from './index-tidying.js';
 
+/** Where the thread's news goes: a line for the operator (the server's log). */
+export type BackgroundReport = (level: 'warn' | 'info', message: string) => void;
+
+/** Without a log to write to: a process warning, as Node.js prints them, or a line on standard error. */
+const toStderr: BackgroundReport = (level, message) =>
+  level === 'warn' ? process.emitWarning(`Folio: ${message}`) : process.stderr.write(`Folio: ${message}\n`);
+
 const stopped = (why: string) =>
-  `Folio: background checkpoints and index merging stopped (${why}); the server checkpoints the log itself and merges the index only as it writes.`;
+  `background checkpoints and index merging stopped (${why}) until the server restarts; meanwhile it checkpoints the log itself and merges the index only as it writes.`;
+
+/** The thread's message, as a line for the operator. */
+function news(m: CheckpointWorkerMessage): [level: 'warn' | 'info', message: string] {
+  if ('resumed' in m) return ['info', 'background checkpoints and index merging resumed'];
+  if ('stopped' in m) return ['warn', stopped(m.stopped)];
+  return [
+    'warn',
+    `background checkpoints and index merging paused (${m.paused}); the -wal file is not copied into the database file meanwhile. Tried again every few seconds, they resume by themselves once the cause is gone (a full disk: once space is freed).`,
+  ];
+}
 
 /**
  * How many pages the write-ahead log may hold before the serving
@@ -23,6 +40,8 @@ export interface BackgroundOptions {
   intervalMs?: number;
   /** When, how much and how often to merge the search index (index-tidying.ts), or false not to. */
   tidying?: CheckpointWorkerData['tidying'];
+  /** Told when the thread pauses on a failure (a full disk), resumes, or stops for good. */
+  report?: BackgroundReport;
 }
 
 /**
@@ -35,7 +54,7 @@ export interface BackgroundOptions {
  * while the database is quiet.
  */
 export function startCheckpointer(db: Db, file: string, options: BackgroundOptions = {}) {
-  const { intervalMs = CHECKPOINT_INTERVAL_MS, tidying = TIDYING } = options;
+  const { intervalMs = CHECKPOINT_INTERVAL_MS, tidying = TIDYING, report = toStderr } = options;
   db.pragma(`wal_autocheckpoint = ${SERVING_AUTOCHECKPOINT_PAGES}`);
   const workerData: CheckpointWorkerData = { file, intervalMs, tidying };
   const worker = checkpointWorker(workerData);
@@ -47,8 +66,8 @@ export function startCheckpointer(db: Db, file: string, options: BackgroundOptio
       resolve();
     });
   });
-  worker.on('message', (m: CheckpointWorkerMessage) => process.emitWarning(stopped(m.failed)));
-  worker.on('error', (error) => process.emitWarning(stopped(error.message)));
+  worker.on('message', (m: CheckpointWorkerMessage) => report(...news(m)));
+  worker.on('error', (error) => report('warn', stopped(error.message)));
   return {
     /** Stops the thread and waits for it to close its connection. */
     stop(): Promise<void> {
