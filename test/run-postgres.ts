@@ -23,6 +23,7 @@ const NOT_IN_THIS_RUN = new Set([
   'postgres-store.test.ts',
   'rate-limit-redis.test.ts',
   'cli.test.ts',
+  'backup.test.ts',
   'config.test.ts',
   'schemas.test.ts',
   'markdown.test.ts',

@@ -16,6 +16,7 @@ import { registerChat } from './commands/chat.js';
 import { registerDoc } from './commands/doc.js';
 import { registerRevisions } from './commands/revisions.js';
 import { registerCopy } from './commands/copy.js';
+import { registerBackup } from './commands/backup.js';
 
 /**
  * Runs one `folio` command line and returns its exit status. Commands throw;
@@ -24,7 +25,7 @@ import { registerCopy } from './commands/copy.js';
 export async function run(argv: string[], io: CliIo): Promise<number> {
   const ctx = cliContext(io);
   const program = new Command('folio')
-    .description('Folio operator commands: run the server; set up users, teams, plans, keys and content; prune document history.')
+    .description('Folio operator commands: run the server; set up users, teams, plans, keys and content; prune document history; back up the database.')
     // Also before the command's name (`folio --json user create …`); each command takes it after its name too.
     .option('--json', 'print one JSON object')
     .option('--version', "print Folio's version")
@@ -45,6 +46,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     registerDoc,
     registerRevisions,
     registerCopy,
+    registerBackup,
   ]) {
     register(program, ctx);
   }
