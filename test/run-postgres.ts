@@ -28,6 +28,7 @@ const NOT_IN_THIS_RUN = new Set([
   'schemas.test.ts',
   'markdown.test.ts',
   'docs-page.test.ts',
+  'deploy.test.ts',
 ]);
 
 const server = await postgresUrl();

@@ -1,0 +1,444 @@
+/**
+ * The Dockerfile, without a Docker engine. Its stages are laid out as
+ * directories standing for each stage's file system; COPY copies there as
+ * Docker would, from a build context made of the repository's files less
+ * .dockerignore's; every RUN of scripts/build.sh runs there (the RUNs that
+ * set up the base image, apt-get and mkdir, are left to Docker and named in
+ * the test's output). Then the last stage's CMD starts the server with the
+ * stage's ENV and its DATABASE_URL inside the VOLUME, the HEALTHCHECK's own
+ * command asks it, and the stage's `folio` command makes the key for an
+ * authenticated request. better-sqlite3's binding comes as a prebuilt one
+ * (prebuiltBinding below). What this cannot show: the base image itself,
+ * the USER's permissions, and Docker's networking (docs/deploy.md).
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { basename, delimiter, dirname, join, posix } from 'node:path';
+
+const REPO = new URL('..', import.meta.url).pathname;
+const SCRIPT = 'scripts/build.sh';
+const STEPS = ['deps', 'compile', 'prod-deps', 'link'];
+/** The variables Folio reads: the image's ENV and the test's choices only, none of the caller's. */
+const FOLIO_VARIABLES = [
+  'PORT', 'HOST', 'DATABASE_URL', 'DATABASE_POOL_MAX', 'REDIS_URL', 'PUBLIC_APP_URL', 'API_PLANS', 'READ_LIMIT_PER_MIN',
+  'WRITE_LIMIT_PER_MIN', 'MAX_BODY_BYTES', 'BODY_BYTES_IN_FLIGHT', 'LOG_LEVEL', 'REQUEST_TIMEOUT_S', 'METRICS_TOKEN', 'TRUST_PROXY',
+];
+
+interface Instruction {
+  op: string;
+  args: string;
+  line: number;
+}
+
+/** The Dockerfile's instructions: comments dropped, continued lines joined. */
+function instructions(text: string): Instruction[] {
+  const out: Instruction[] = [];
+  let current = '';
+  let start = 0;
+  text.split('\n').forEach((raw, i) => {
+    const line = raw.trimEnd();
+    if (/^\s*#/.test(line) || (current === '' && line.trim() === '')) return;
+    if (current === '') start = i + 1;
+    if (line.endsWith('\\')) {
+      current += `${line.slice(0, -1)} `;
+      return;
+    }
+    current += line;
+    const m = /^\s*([A-Za-z]+)\s+(.*)$/s.exec(current);
+    assert.ok(m?.[1] !== undefined && m[2] !== undefined, `Dockerfile line ${start}: cannot read "${current}"`);
+    out.push({ op: m[1].toUpperCase(), args: m[2].trim(), line: start });
+    current = '';
+  });
+  return out;
+}
+
+/** An exec-form (JSON array) argument list. */
+function execForm(args: string, where: string): string[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(args);
+  } catch {
+    assert.fail(`${where}: expected the exec form, a JSON array, got ${args}`);
+  }
+  assert.ok(Array.isArray(parsed) && parsed.length > 0 && parsed.every((a) => typeof a === 'string'), `${where}: a JSON array of strings`);
+  return parsed as string[];
+}
+
+/** .dockerignore's patterns as Docker reads them: from the context's root, `**` across folders, `!` re-including, the last match deciding. */
+function dockerIgnored(patterns: string[]): (path: string) => boolean {
+  const rules = patterns
+    .map((p) => p.trim())
+    .filter((p) => p !== '' && !p.startsWith('#'))
+    .map((p) => {
+      const keep = p.startsWith('!');
+      const glob = posix.normalize((keep ? p.slice(1) : p).replace(/^\/+/, '')).replace(/\/+$/, '');
+      const source = glob
+        .split(/(\*\*\/?|\*|\?)/)
+        .map((part) => (part === '**/' ? '(?:.*/)?' : part === '**' ? '.*' : part === '*' ? '[^/]*' : part === '?' ? '[^/]' : part.replace(/[.+^${}()|[\]\\]/g, '\\$&')))
+        .join('');
+      // A pattern that names a folder excludes everything in it.
+      return { keep, re: new RegExp(`^${source}(?:/.*)?$`) };
+    });
+  return (path) => rules.reduce((ignored, r) => (r.re.test(path) ? !r.keep : ignored), false);
+}
+
+/** A build context: the repository's files (tracked, or new and not git-ignored) less those .dockerignore excludes. */
+function buildContext(into: string): void {
+  const listed = spawnSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: REPO, encoding: 'utf8' });
+  assert.equal(listed.status, 0, `git ls-files: ${listed.stderr}`);
+  const ignoreFile = join(REPO, '.dockerignore');
+  assert.ok(existsSync(ignoreFile), 'a .dockerignore beside the Dockerfile');
+  const ignored = dockerIgnored(readFileSync(ignoreFile, 'utf8').split('\n'));
+  for (const file of new Set(listed.stdout.split('\0'))) {
+    if (file === '' || ignored(file) || !existsSync(join(REPO, file)) || !statSync(join(REPO, file)).isFile()) continue;
+    mkdirSync(join(into, dirname(file)), { recursive: true });
+    cpSync(join(REPO, file), join(into, file));
+  }
+}
+
+interface Stage {
+  from: string;
+  name: string | null;
+  /** The directory that stands for the stage's `/`. */
+  root: string;
+  workdir: string;
+  env: Record<string, string>;
+  user: string | null;
+  volumes: string[];
+  exposed: string[];
+  healthcheck: string[] | null;
+  cmd: string[] | null;
+  /** The steps of scripts/build.sh this stage runs, and the RUNs left to Docker. */
+  steps: string[];
+  notRun: string[];
+  /** What the stage does, in order; `from` names the stage whose end an action waits for. */
+  actions: Array<{ from: Stage | null; act: () => Promise<void> }>;
+}
+
+/** A path of the stage's file system, in the directory that stands for it. */
+function inStage(stage: Stage, path: string): string {
+  return join(stage.root, posix.resolve(stage.workdir, path));
+}
+
+/** The environment of a command in the image: this machine's, less Folio's variables and the test runner's, plus the stage's ENV. */
+function imageEnv(stage: Stage, extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v !== undefined && !FOLIO_VARIABLES.includes(k) && k !== 'NODE_OPTIONS' && !k.startsWith('NODE_TEST')) env[k] = v;
+  }
+  return { ...env, ...stage.env, ...extra };
+}
+
+/** Runs a command to its end and returns its standard output, failing with the end of its output if it fails. */
+async function runToEnd(command: string, args: string[], options: { cwd: string; env: Record<string, string> }, what: string): Promise<string> {
+  const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let output = '';
+  child.stdout.on('data', (c: Buffer) => {
+    stdout += c.toString();
+    output += c.toString();
+  });
+  child.stderr.on('data', (c: Buffer) => (output += c.toString()));
+  const [code, signal] = (await once(child, 'close')) as [number | null, NodeJS.Signals | null];
+  assert.equal(code, 0, `${what} failed (${signal ?? code}):\n${output.slice(-4000)}`);
+  return stdout;
+}
+
+/** Copies as COPY does: a folder's contents into the destination, a file into a destination folder (`…/`) or as the destination. */
+function copyLikeDocker(source: string, destination: string, intoFolder: boolean, where: string): void {
+  assert.ok(existsSync(source), `${where}: nothing to copy at ${source}`);
+  if (statSync(source).isDirectory()) {
+    mkdirSync(destination, { recursive: true });
+    cpSync(source, destination, { recursive: true, verbatimSymlinks: true });
+  } else {
+    const target = intoFolder ? join(destination, basename(source)) : destination;
+    mkdirSync(dirname(target), { recursive: true });
+    cpSync(source, target);
+  }
+}
+
+/** The image's stages as the Dockerfile describes them, each in a directory under `root`; nothing is run yet. */
+function readStages(dockerfile: Instruction[], context: string, root: string, buildEnv: Record<string, string>): Stage[] {
+  const stages: Stage[] = [];
+  let stage: Stage | null = null;
+  for (const ins of dockerfile) {
+    const where = `Dockerfile line ${ins.line} (${ins.op})`;
+    if (ins.op === 'FROM') {
+      const m = /^(\S+)(?:\s+AS\s+(\S+))?$/i.exec(ins.args);
+      assert.ok(m?.[1] !== undefined, `${where}: FROM IMAGE [AS NAME]`);
+      assert.equal(m[1], 'node:20-bookworm-slim', `${where}: every stage starts from Node.js 20's slim image`);
+      stage = {
+        from: m[1], name: m[2] ?? null, root: join(root, `stage-${stages.length}`), workdir: '/', env: {}, user: null,
+        volumes: [], exposed: [], healthcheck: null, cmd: null, steps: [], notRun: [], actions: [],
+      };
+      mkdirSync(stage.root, { recursive: true });
+      stages.push(stage);
+      continue;
+    }
+    assert.ok(stage !== null, `${where}: before any FROM`);
+    const s: Stage = stage;
+    switch (ins.op) {
+      case 'WORKDIR':
+        s.workdir = posix.resolve(s.workdir, ins.args);
+        mkdirSync(inStage(s, '.'), { recursive: true });
+        break;
+      case 'ENV':
+        for (const pair of ins.args.split(/\s+/)) {
+          const m = /^([A-Za-z_][A-Za-z0-9_]*)=([^"'$\s]*)$/.exec(pair);
+          assert.ok(m?.[1] !== undefined && m[2] !== undefined, `${where}: this test reads ENV NAME=value pairs without quotes or $, got "${pair}"`);
+          s.env[m[1]] = m[2];
+        }
+        break;
+      case 'COPY': {
+        const words = ins.args.split(/\s+/);
+        let from: Stage | null = null;
+        while (words[0]?.startsWith('--')) {
+          const flag = words.shift() as string;
+          if (flag.startsWith('--from=')) {
+            from = stages.find((other) => other.name === flag.slice('--from='.length)) ?? null;
+            assert.ok(from !== null, `${where}: no earlier stage named in ${flag}`);
+          } else assert.match(flag, /^--(chown|chmod|link)\b/, `${where}: this test does not know ${flag}`);
+        }
+        const destination = words.pop();
+        assert.ok(destination !== undefined && words.length > 0 && !words.some((w) => /[*?[]/.test(w)), `${where}: COPY SOURCE... DEST without wildcards`);
+        const intoFolder = destination.endsWith('/') || words.length > 1;
+        const other = from;
+        s.actions.push({
+          from: other,
+          act: async () => {
+            for (const source of words) {
+              const path = other === null ? join(context, posix.normalize(source)) : inStage(other, source);
+              copyLikeDocker(path, inStage(s, destination), intoFolder, where);
+            }
+          },
+        });
+        break;
+      }
+      case 'RUN': {
+        if (!ins.args.startsWith(`${SCRIPT} `)) {
+          assert.doesNotMatch(ins.args, /(?:^|&&|\|\||;|\|)\s*(?:npm|npx|node|tsc|yarn|pnpm)\s/, `${where}: building Folio belongs in ${SCRIPT}, which this test runs`);
+          s.notRun.push(ins.args);
+          break;
+        }
+        const args = ins.args.slice(SCRIPT.length).trim().split(/\s+/);
+        assert.ok(args.every((a) => /^[\w./-]+$/.test(a)), `${where}: plain arguments only`);
+        s.steps.push(...args.filter((a) => STEPS.includes(a)));
+        // An absolute path is one of the stage's file system.
+        const mapped = args.map((a) => (a.startsWith('/') ? inStage(s, a) : a));
+        // The ENV lines above this RUN, not those below it.
+        const options = { cwd: inStage(s, '.'), env: { ...imageEnv(s), ...buildEnv } };
+        s.actions.push({ from: null, act: async () => void (await runToEnd(inStage(s, SCRIPT), mapped, options, `${where}: RUN ${ins.args}`)) });
+        break;
+      }
+      case 'USER':
+        s.user = ins.args;
+        break;
+      case 'VOLUME':
+        s.volumes.push(...(ins.args.startsWith('[') ? execForm(ins.args, where) : ins.args.split(/\s+/)));
+        break;
+      case 'EXPOSE':
+        s.exposed.push(...ins.args.split(/\s+/).map((p) => p.replace(/\/tcp$/, '')));
+        break;
+      case 'HEALTHCHECK': {
+        const m = /^((?:--[a-z-]+=\S+\s+)*)CMD\s+(.*)$/s.exec(ins.args);
+        assert.ok(m?.[2] !== undefined, `${where}: HEALTHCHECK [OPTIONS] CMD [...]`);
+        s.healthcheck = execForm(m[2], where);
+        break;
+      }
+      case 'CMD':
+        s.cmd = execForm(ins.args, where);
+        break;
+      default:
+        assert.fail(`${where}: this test does not know ${ins.op}; teach it, so that it builds what Docker builds`);
+    }
+  }
+  return stages;
+}
+
+/**
+ * Builds the stages; those that do not wait for each other build at once,
+ * as BuildKit's do. Every stage has ended, one way or the other, when this
+ * returns or throws.
+ */
+async function buildStages(stages: Stage[]): Promise<void> {
+  const done = new Map<Stage, Promise<void>>();
+  for (const stage of stages) {
+    let chain = Promise.resolve();
+    for (const { from, act } of stage.actions) {
+      const before = from === null ? undefined : done.get(from);
+      chain = chain.then(async () => {
+        await before;
+        await act();
+      });
+    }
+    done.set(stage, chain);
+  }
+  const ends = await Promise.allSettled(done.values());
+  for (const end of ends) if (end.status === 'rejected') throw end.reason;
+}
+
+/**
+ * better-sqlite3's binding as a prebuilt one, for its install script to find
+ * (prebuild-install's local prebuilds) instead of compiling SQLite for two
+ * minutes: the one this checkout's `npm ci` built, when it is of the version
+ * the lockfile pins. A Docker build downloads the project's own prebuilt
+ * binding the same way. FOLIO_DEPLOY_TEST_COMPILE=1 compiles it instead, as
+ * a build that cannot download one does. Returns the environment that
+ * points to it, or nothing.
+ */
+function prebuiltBinding(root: string): Record<string, string> {
+  if (process.env.FOLIO_DEPLOY_TEST_COMPILE === '1') return {};
+  const lock = JSON.parse(readFileSync(join(REPO, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string }> };
+  const pinned = lock.packages['node_modules/better-sqlite3']?.version;
+  const installed = join(REPO, 'node_modules', 'better-sqlite3');
+  const binding = join(installed, 'build', 'Release', 'better_sqlite3.node');
+  if (pinned === undefined || !existsSync(binding)) return {};
+  if ((JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { version: string }).version !== pinned) return {};
+  const dir = join(root, 'prebuilds');
+  mkdirSync(dir);
+  const file = `better-sqlite3-v${pinned}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`;
+  const tar = spawnSync('tar', ['-czf', join(dir, file), '-C', installed, 'build/Release/better_sqlite3.node'], { encoding: 'utf8' });
+  assert.equal(tar.status, 0, `tar: ${tar.stderr}`);
+  return { npm_config_better_sqlite3_local_prebuilds: dir };
+}
+
+/** A port free on this machine. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** Where a command of the image's PATH is, as the container's shell would find it. */
+function onPath(command: string, path: string): string {
+  if (command.includes('/')) return command;
+  for (const dir of path.split(delimiter)) if (existsSync(join(dir, command))) return join(dir, command);
+  assert.fail(`${command} is not on the image's PATH`);
+}
+
+describe('the deployment image', () => {
+  const dockerfile = instructions(readFileSync(join(REPO, 'Dockerfile'), 'utf8'));
+
+  it('builds every step with scripts/build.sh, runs as a user, keeps its data in a volume and checks its health', () => {
+    const runs = dockerfile.filter((i) => i.op === 'RUN').map((i) => i.args);
+    for (const step of STEPS) {
+      assert.ok(runs.some((r) => r.startsWith(`${SCRIPT} `) && r.split(/\s+/).includes(step)), `the Dockerfile runs "${SCRIPT} ${step}"`);
+    }
+    const last = dockerfile.slice(dockerfile.map((i) => i.op).lastIndexOf('FROM'));
+    const only = (op: string) => last.filter((i) => i.op === op).map((i) => i.args);
+    assert.deepEqual(only('CMD').map((c) => execForm(c, 'CMD')), [['folio', 'serve']]);
+    const user = only('USER').at(-1);
+    assert.ok(user !== undefined && !/^(root|0)(:|$)/.test(user), `the server runs as a user other than root, not ${user}`);
+    assert.deepEqual(only('VOLUME'), ['/data']);
+    const env = Object.fromEntries(only('ENV').flatMap((e) => e.split(/\s+/)).map((p) => p.split('=', 2) as [string, string]));
+    assert.match(env.DATABASE_URL ?? '', /^sqlite:\/data\/[^/]+$/, 'DATABASE_URL names an SQLite file in /data');
+    assert.equal(env.HOST, '0.0.0.0', 'the server listens on every address of the container');
+    assert.deepEqual(only('EXPOSE'), [env.PORT]);
+    const healthcheck = only('HEALTHCHECK');
+    assert.equal(healthcheck.length, 1);
+    assert.match(healthcheck[0] ?? '', /--start-period=\d+s/, 'migrations at start get time before the health check counts');
+    assert.doesNotMatch(healthcheck[0] ?? '', /\bcurl\b|\bwget\b/, 'the slim image has neither curl nor wget');
+    assert.match(healthcheck[0] ?? '', /\/healthz/);
+  });
+
+  it('builds as the Dockerfile says, starts with its CMD, passes its HEALTHCHECK, answers a key made by its folio, and stops cleanly on SIGTERM', { timeout: 300_000 }, async (t) => {
+    const started = Date.now();
+    const root = mkdtempSync(join(tmpdir(), 'folio-image-'));
+    let server: ChildProcess | null = null;
+    try {
+      const context = join(root, 'context');
+      buildContext(context);
+      const prebuilt = prebuiltBinding(root);
+      t.diagnostic(prebuilt.npm_config_better_sqlite3_local_prebuilds ? 'better-sqlite3: the binding built by this checkout, as a prebuilt one' : 'better-sqlite3: compiled');
+      const stages = readStages(dockerfile, context, root, prebuilt);
+      for (const s of stages) for (const r of s.notRun) t.diagnostic(`left to Docker (stage ${s.name ?? 'final'}): RUN ${r}`);
+      await buildStages(stages);
+      const image = stages.at(-1) as Stage;
+      t.diagnostic(`built in ${Math.round((Date.now() - started) / 1000)} s`);
+      assert.deepEqual(stages.flatMap((s) => s.steps).sort(), [...STEPS].sort(), 'each step of scripts/build.sh ran once');
+
+      // Production dependencies only, and no sources.
+      const app = inStage(image, '.');
+      assert.ok(existsSync(join(app, 'node_modules', 'fastify')), 'the production dependencies are in the image');
+      for (const dev of ['typescript', 'tsx', 'fast-check', 'autocannon']) {
+        assert.ok(!existsSync(join(app, 'node_modules', dev)), `no development dependency (${dev}) in the image`);
+      }
+      assert.ok(!existsSync(join(app, 'src')), 'no TypeScript sources in the image');
+      assert.ok(lstatSync(inStage(image, '/usr/local/bin/folio')).isSymbolicLink(), 'folio is on the PATH');
+
+      // The volume, empty, as a new one is.
+      const dbUrl = image.env.DATABASE_URL ?? '';
+      const volume = image.volumes.find((v) => dbUrl.slice('sqlite:'.length).startsWith(`${v}/`));
+      assert.ok(volume !== undefined, `DATABASE_URL (${dbUrl}) is in a VOLUME`);
+      mkdirSync(inStage(image, volume), { recursive: true });
+      const dbFile = inStage(image, dbUrl.slice('sqlite:'.length));
+      const port = await freePort();
+      const path = `${inStage(image, '/usr/local/bin')}${delimiter}${process.env.PATH ?? ''}`;
+      // HOST: the image listens on every address; here, on this machine's loopback only.
+      const env = imageEnv(image, { DATABASE_URL: `sqlite:${dbFile}`, PORT: String(port), HOST: '127.0.0.1', PATH: path });
+      const base = `http://127.0.0.1:${port}`;
+      const healthcheck = image.healthcheck as string[];
+      const check = () =>
+        new Promise<number | null>((resolve) => {
+          const child = spawn(onPath(healthcheck[0] as string, path), healthcheck.slice(1), { cwd: app, env, stdio: 'ignore' });
+          child.on('close', (code) => resolve(code));
+        });
+      assert.notEqual(await check(), 0, 'the health check fails while no server answers');
+
+      const cmd = image.cmd as string[];
+      const child = spawn(onPath(cmd[0] as string, path), cmd.slice(1), { cwd: app, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      server = child;
+      let log = '';
+      child.stdout?.on('data', (c: Buffer) => (log += c.toString()));
+      child.stderr?.on('data', (c: Buffer) => (log += c.toString()));
+      const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+
+      const answers = async (url: string) => {
+        for (const deadline = Date.now() + 60_000; Date.now() < deadline; ) {
+          assert.equal(child.exitCode, null, `the server stopped: ${log}`);
+          const res = await fetch(url).catch(() => null);
+          if (res !== null) return { status: res.status, body: (await res.json()) as unknown };
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        assert.fail(`${url} did not answer within 60 s: ${log}`);
+      };
+      assert.deepEqual(await answers(`${base}/healthz`), { status: 200, body: { status: 'ok' } });
+      assert.deepEqual(await answers(`${base}/readyz`), { status: 200, body: { status: 'ready' } });
+      assert.equal(await check(), 0, `the HEALTHCHECK's command passes: ${log}`);
+      assert.ok(existsSync(dbFile), 'the database is in the volume');
+
+      // The image's folio, on the server's database.
+      const folio = async (...args: string[]) => JSON.parse(await runToEnd(onPath('folio', path), [...args, '--json'], { cwd: app, env }, `folio ${args.join(' ')}`)) as Record<string, unknown>;
+      const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string };
+      assert.deepEqual(await folio('--version'), { version: pkg.version });
+      const user = await folio('user', 'create', '--email', 'ada@example.com', '--name', 'Ada', '--plan', 'pro_monthly');
+      const key = await folio('key', 'create', '--user', String(user.id), '--name', 'deploy test');
+      assert.equal((await fetch(`${base}/v1/me`)).status, 401, 'no key, no answer');
+      const me = await fetch(`${base}/v1/me`, { headers: { authorization: `Bearer ${String(key.key)}` } });
+      const body = (await me.json()) as { id?: unknown; plan?: unknown; key?: { name?: unknown } };
+      assert.equal(me.status, 200, JSON.stringify(body));
+      assert.deepEqual([body.id, body.plan, body.key?.name], [user.id, 'pro_monthly', 'deploy test']);
+
+      child.kill('SIGTERM');
+      let timer: NodeJS.Timeout | undefined;
+      const stopped = await Promise.race([exited, new Promise<null>((r) => (timer = setTimeout(() => r(null), 20_000)))]);
+      clearTimeout(timer);
+      assert.deepEqual(stopped, [0, null], `exits with status 0 within 20 s of SIGTERM: ${log}`);
+      server = null;
+      assert.match(log, /"msg":"shutting down"/);
+      assert.ok(!existsSync(`${dbFile}-wal`) && !existsSync(`${dbFile}-shm`), 'a clean stop leaves no -wal or -shm file');
+      assert.deepEqual(readdirSync(inStage(image, volume)), [basename(dbFile)]);
+      t.diagnostic(`built, started, checked and stopped in ${Math.round((Date.now() - started) / 1000)} s`);
+    } finally {
+      server?.kill('SIGKILL');
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
