@@ -6,7 +6,7 @@ import type { Config } from './config.js';
 import { InvalidRequest } from './errors.js';
 import { systemClock, type Clock } from './domain/time.js';
 import { keyChecks } from './http/auth.js';
-import { limitBodiesInFlight, type ByteBudget } from './http/body-budget.js';
+import { limitBodiesInFlight, type ArrivalRate, type ByteBudget } from './http/body-budget.js';
 import { answerBeforeFastify, answerClientError, answerFrameworkError, installErrorHandling, routeGuards } from './http/errors.js';
 import { registerOpenApi } from './http/openapi.js';
 import { folioMetrics } from './http/metrics.js';
@@ -36,6 +36,8 @@ export interface AppDeps {
   clock?: Clock;
   /** Where logs go (default: standard output); tests pass a stream to read them. */
   logStream?: DestinationStream;
+  /** The slowest a large body may arrive (default: body-budget.ts's); tests give slow machines more time. */
+  bodyArrival?: ArrivalRate;
 }
 
 declare module 'fastify' {
@@ -112,7 +114,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     else parseJson(request, (body as Buffer).toString('utf8'), done);
   });
   installErrorHandling(app, config.maxBodyBytes);
-  app.decorate('bodyBudget', limitBodiesInFlight(app, { capacity: config.bodyBytesInFlight }));
+  app.decorate('bodyBudget', limitBodiesInFlight(app, { capacity: config.bodyBytesInFlight, rate: deps.bodyArrival }));
 
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);

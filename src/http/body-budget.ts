@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest, preParsingHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyRequest, onSendHookHandler, preParsingHookHandler } from 'fastify';
 import { RateLimited } from '../errors.js';
 import { hookList } from './route-hooks.js';
 
@@ -102,10 +102,11 @@ export function byteBudget(capacity: number, rate: ArrivalRate = { bytesPerSecon
       };
     },
     /**
-     * The milliseconds until `bytes` of `owner` would be let in at the
-     * latest, if every body being read now arrived at the slowest allowed
-     * rate (one that arrives slower is cut off then): what a refused
-     * request's Retry-After says.
+     * The milliseconds until `bytes` of `owner` would fit, if every body
+     * being read now arrived at the slowest allowed rate (one that arrives
+     * slower is cut off then) and was answered at once: what a refused
+     * request's Retry-After says. An estimate: the waiters ahead, and bodies
+     * whose handlers run long, may take the room first.
      */
     freeWithinMs(bytes: number, owner: string): number {
       const now = Date.now();
@@ -162,13 +163,15 @@ const BODILESS = new Set(['GET', 'HEAD', 'TRACE']);
  * body larger than that is read when it is alone), and while their key's
  * share allows (byteBudget); the others wait, unread, in arrival order, and
  * after `waitMs` are refused with `429 rate_limited`, whose Retry-After is
- * the time by which the bodies being read must have arrived. A body that has
+ * the time by which the bodies being read now must have arrived (an
+ * estimate: waiters ahead, and handlers still running, are not counted). A body that has
  * its turn must arrive at `rate` or faster, or its connection is closed: a
  * client that stalls or trickles cannot hold the budget. A request's bytes
- * are given back when its response is finished or its connection closes.
- * The hook runs where Fastify reads bodies, after the onRequest hooks, so on
- * Folio's API routes only callers with a valid key within their rate limit
- * take a turn, and their share is their key's.
+ * are given back when its answer is ready or its connection closes.
+ * The hook runs where Fastify reads bodies, after the onRequest hooks: on
+ * Folio's REST routes only callers with a valid key within their plan and
+ * rate limit take a turn (on MCP's, with a valid key: whether a message is a
+ * read or a write is in its body), and their share is their key's.
  */
 export function limitBodiesInFlight(
   app: FastifyInstance,
@@ -177,6 +180,8 @@ export function limitBodiesInFlight(
   const rate = options.rate ?? { bytesPerSecond: MIN_BODY_BYTES_PER_SECOND, graceMs: BODY_GRACE_MS };
   const budget = byteBudget(options.capacity, rate);
   const waitMs = options.waitMs ?? BUDGET_WAIT_MS;
+  /** How each request that holds bytes gives them back. */
+  const holding = new WeakMap<FastifyRequest, () => void>();
   const hold: preParsingHookHandler = (request, reply, payload, done) => {
     const bytes = declaredBodyBytes(request);
     const socket = request.raw.socket;
@@ -204,14 +209,20 @@ export function limitBodiesInFlight(
       timer.unref();
       done(null, payload);
     });
-    // The response's own 'close' does not come for a pipelined request whose
+    // Given back once the answer is ready (answered below), or when the
+    // connection closes before. Not when the answer has gone out: a client
+    // that pipelines a request behind one whose answer it never reads would
+    // hold its bytes for as long as it keeps the connection open. The
+    // response's own 'close' does not come for a pipelined request whose
     // response was still queued behind another when the connection closed.
     const finished = () => {
       clearTimeout(timer);
       release();
       reply.raw.off('close', finished);
       socket.off('close', finished);
+      holding.delete(request);
     };
+    holding.set(request, finished);
     reply.raw.on('close', finished);
     socket.on('close', finished);
     if (!granted) {
@@ -223,11 +234,16 @@ export function limitBodiesInFlight(
       timer.unref();
     }
   };
+  const answered: onSendHookHandler = (request, _reply, payload, done) => {
+    holding.get(request)?.();
+    done(null, payload);
+  };
   // Only on routes that take a body: the others have nothing to wait for.
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     if (methods.every((m) => BODILESS.has(m))) return;
     route.preParsing = [hold, ...hookList(route.preParsing)];
+    route.onSend = [answered, ...hookList(route.onSend)];
   });
   return budget;
 }
