@@ -35,6 +35,9 @@ while [ $# -gt 0 ]; do
     compile)
       npm run build
       [ -f dist/cli/index.js ] || { echo "scripts/build.sh: compile made no dist/cli/index.js" >&2; exit 1; }
+      # The `folio` command runs this file itself (its first line names node):
+      # executable here, so that a tree compiled for an upgrade runs as linked.
+      chmod 755 dist/cli/index.js
       ;;
     prod-deps)
       # --ignore-scripts: Folio's own `prepare` compiles, which needs the

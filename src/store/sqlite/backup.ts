@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { closeSync, existsSync, fsyncSync, lstatSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, linkSync, lstatSync, openSync, rmSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { ConfigError } from '../../config.js';
 import { UsageError } from '../../errors.js';
@@ -16,14 +16,14 @@ export interface BackupResult {
  * exist yet, with SQLite's online backup, while servers go on writing to
  * the database. The copy holds one state of the database: every commit made
  * before the backup began, none made after. It is written under a temporary
- * name beside `target` and renamed once whole, so that a backup that fails
+ * name beside `target` and linked to it once whole, so that a backup that fails
  * or is interrupted never leaves a partial file under `target`'s name.
  */
 export async function backupDatabase(source: string, target: string): Promise<BackupResult> {
   const file = resolve(target);
   refuseExisting(file);
   if (!existsSync(dirname(file))) throw new UsageError(`cannot write the backup "${file}": the folder "${dirname(file)}" does not exist`);
-  // Beside the target, so that the rename stays on one file system; its
+  // Beside the target, so that the link stays on one file system; its
   // name says what it is if a killed backup leaves it behind.
   const partial = `${file}.${process.pid}.partial`;
   const db = openSource(source);
@@ -47,14 +47,16 @@ export async function backupDatabase(source: string, target: string): Promise<Ba
     db.close();
   }
   try {
-    // Another process may have made the file meanwhile: it is left alone.
-    refuseExisting(file);
-    renameSync(partial, file);
+    // A link, unlike a rename, fails if another process made the file
+    // meanwhile (EEXIST), which is then left alone.
+    linkSync(partial, file);
   } catch (err) {
     removePartial(partial);
+    if ((err as { code?: unknown }).code === 'EEXIST') refuseExisting(file);
     throw err;
   }
-  // The rename itself survives a power cut only once its folder is on disk
+  removePartial(partial);
+  // The link itself survives a power cut only once its folder is on disk
   // (the copy's pages are: SQLite synced them when the backup committed).
   const folder = openSync(dirname(file), 'r');
   try {

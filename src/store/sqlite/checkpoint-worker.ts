@@ -73,8 +73,11 @@ function work() {
     quietSince = now;
     untidy = true;
   } else if (untidy && now - quietSince >= tidying.idleMs && now - lastStep >= tidying.everyMs) {
-    lastStep = now;
+    // Counted once the step succeeds: a step that failed (a full disk) is
+    // tried again on the next turn, not skipped as if it had run, which would
+    // let a turn that did nothing report the thread resumed.
     untidy = tidy();
+    lastStep = now;
   }
 }
 
