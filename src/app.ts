@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.js';
-import { InvalidRequest } from './errors.js';
+import { ApiError, InvalidRequest } from './errors.js';
 import { systemClock, type Clock } from './domain/time.js';
 import { keyChecks } from './http/auth.js';
 import { limitBodiesInFlight, type ArrivalRate, type ByteBudget } from './http/body-budget.js';
@@ -144,7 +144,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       return { status: 'ready' };
     } catch (err) {
       request.log.warn({ err }, 'not ready');
-      return reply.code(503).send({ error: { code: 'internal_error', message: 'Not ready: the database or Redis does not answer.' } });
+      const notReady = new ApiError(503, 'internal_error', 'Not ready: the database or Redis does not answer.');
+      return reply.code(notReady.status).send(notReady.toBody());
     }
   });
 

@@ -122,6 +122,8 @@ async function until(condition: () => boolean, what: string): Promise<void> {
 }
 
 interface Sent {
+  /** Sends the body on, up to its `end`th byte. */
+  sendUpTo(end: number): void;
   /** Sends the rest of the body. */
   finish(): void;
   /** Closes the connection before the body is complete. */
@@ -169,13 +171,17 @@ function post(
     });
     req.on('error', reject);
   });
-  const first = o.sendFirst ?? bytes.length;
+  let at = o.sendFirst ?? bytes.length;
   // A request not ended keeps its socket from going back to a keep-alive agent.
-  if (first === bytes.length) req.end(bytes);
-  else req.write(bytes.subarray(0, first));
+  if (at === bytes.length) req.end(bytes);
+  else req.write(bytes.subarray(0, at));
   response.catch(() => {});
   const result: Sent = {
-    finish: () => req.end(bytes.subarray(first)),
+    sendUpTo: (end) => {
+      req.write(bytes.subarray(at, end));
+      at = end;
+    },
+    finish: () => req.end(bytes.subarray(at)),
     abort: () => req.destroy(),
     response,
     answered: () => done,
@@ -362,28 +368,13 @@ describe('large request bodies in flight (time limits)', () => {
   it('keeps reading a body that arrives slowly but at the allowed rate', async () => {
     // 150,000 bytes in 15 pieces, one every 100 ms: 100,000 bytes a second against 20,000 allowed.
     const { port } = await echo({ waitMs: 5000, rate: { bytesPerSecond: 20_000, graceMs: 300 } });
-    const body = Buffer.from(documentOf(150_000, 'slow'));
-    const req = httpRequest({
-      host: '127.0.0.1',
-      port,
-      path: '/echo',
-      method: 'POST',
-      agent: false,
-      headers: { 'content-type': 'application/json', 'content-length': String(body.length) },
-    });
-    const response = new Promise<number>((resolve, reject) => {
-      req.on('response', (res: IncomingMessage) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-      });
-      req.on('error', reject);
-    });
-    for (let i = 0; i < 15; i++) {
-      req.write(body.subarray(i * 10_000, (i + 1) * 10_000));
+    const slow = post(port, '/echo', documentOf(150_000, 'slow'), { sendFirst: 10_000 });
+    for (let end = 20_000; end < 150_000; end += 10_000) {
       await sleep(100);
+      slow.sendUpTo(end);
     }
-    req.end(body.subarray(150_000));
-    assert.equal(await response, 200);
+    slow.finish();
+    assert.equal((await slow.response).status, 200);
   });
 
   it('gives the bytes back once the answer is ready, before it is sent', async () => {

@@ -151,25 +151,24 @@ export function adminService(deps: Pick<ServiceDeps, 'store' | 'clock' | 'config
       const name = optionalText(input.name, 'name', '--name', 'key');
       await user(input.userId);
       const secret = generateKey();
+      const hash = hashKey(secret);
       const record = await store.createKey({
         userId: input.userId,
         name,
         canWrite: input.write,
-        hash: hashKey(secret),
+        hash,
         last4: lastFour(secret),
         now: now(),
       });
       // Made all the same: a plan can be set later. The key answers 402 until one grants API access (DESIGN §2).
-      const principal = await store.findPrincipal(hashKey(secret));
+      const principal = await store.findPrincipal(hash);
       const hasApiAccess = principal !== null && effectivePlan(principal.user.plan, principal.orgPlans, config.apiPlans) !== null;
       return { id: record.id, key: secret, scopes: scopesFor(record.canWrite), hasApiAccess };
     },
 
     listUsers: () => store.listUsers(),
 
-    async listOrgs() {
-      return (await store.listOrgs()).map(({ id, name, plan, createdAt }) => ({ id, name, plan, createdAt }));
-    },
+    listOrgs: () => store.listOrgs(),
 
     async listMembers(orgId: string) {
       const members = await store.listMembers(orgId);

@@ -1,6 +1,7 @@
 import { ConfigError, type Config } from '../config.js';
 import { openPostgresStore } from './postgres/store.js';
-import { BUSY_TIMEOUT_MS, isBusy } from './sqlite/database.js';
+import { postgresName } from './postgres/database.js';
+import { BUSY_TIMEOUT_MS, isBusy, isOpenRefusal } from './sqlite/database.js';
 import { openSqliteStore, type SqliteStoreOptions } from './sqlite/store.js';
 import type { Store } from './store.js';
 
@@ -23,13 +24,8 @@ export async function openStore(config: Pick<Config, 'database'>, options: OpenO
   try {
     return openSqliteStore(database.file, options);
   } catch (err) {
-    // SQLite's refusals (not a database, cannot open) and the file system's
-    // (no permission, not a directory) are the operator's to fix.
-    const code = (err as { code?: unknown }).code;
     // Another process's write lock held too long is no fault of the URL's (the command line says so: program.ts).
-    if (typeof code === 'string' && /^(SQLITE_|E[A-Z]+$)/.test(code) && !isBusy(err)) {
-      throw new ConfigError('DATABASE_URL', `cannot open the database file "${database.file}": ${(err as Error).message}`);
-    }
+    if (isOpenRefusal(err)) throw new ConfigError('DATABASE_URL', `cannot open the database file "${database.file}": ${(err as Error).message}`);
     throw err;
   }
 }
@@ -43,7 +39,5 @@ function unreachable(err: unknown, url: string): ConfigError | null {
   const code = (err as { code?: unknown }).code;
   // Network failures (ECONNREFUSED, ENOTFOUND, ETIMEDOUT, …) and the server's refusals of the connection: invalid authorization (28…) or catalog name (3D000).
   if (typeof code !== 'string' || !/^(E[A-Z]+$|28|3D000)/.test(code)) return null;
-  const u = new URL(url);
-  const where = `${u.hostname || u.searchParams.get('host') || 'localhost'}:${u.port || '5432'}${u.pathname}`;
-  return new ConfigError('DATABASE_URL', `cannot connect to PostgreSQL at ${where}: ${(err as Error).message}`);
+  return new ConfigError('DATABASE_URL', `cannot connect to PostgreSQL at ${postgresName(url)}: ${(err as Error).message}`);
 }

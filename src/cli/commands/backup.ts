@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { UsageError } from '../../errors.js';
-import { postgresName } from '../../store/postgres/import.js';
+import { postgresName } from '../../store/postgres/database.js';
 import { backupDatabase } from '../../store/sqlite/backup.js';
 import type { CliContext } from '../context.js';
 
@@ -9,7 +9,7 @@ export function registerBackup(program: Command, ctx: CliContext): void {
     .command('backup')
     .description(
       'copy the SQLite database (DATABASE_URL) to FILE while servers write to it: one consistent state, ' +
-        'written under a temporary name and renamed when whole; for PostgreSQL, use pg_dump',
+        'written under a temporary name and given its name once whole; for PostgreSQL, use pg_dump',
     )
     .argument('<file>', 'where to write the copy; it must not exist yet')
     .option('--json', 'print one JSON object')

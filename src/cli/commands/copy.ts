@@ -2,7 +2,8 @@ import type { Command } from 'commander';
 import { ConfigError, loadConfig } from '../../config.js';
 import { UsageError } from '../../errors.js';
 import { COPIED_TABLES, type TableCounts } from '../../store/copy.js';
-import { copyIntoPostgres, postgresName } from '../../store/postgres/import.js';
+import { postgresName } from '../../store/postgres/database.js';
+import { copyIntoPostgres } from '../../store/postgres/import.js';
 import { openSqliteExport } from '../../store/sqlite/export.js';
 import type { CliContext } from '../context.js';
 

@@ -41,6 +41,12 @@ const types: pg.CustomTypesConfig = {
     oid === TIMESTAMPTZ ? (text: string) => parseTimestamptz(text).toISOString() : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
 };
 
+/** The database a postgres:// URL names, for messages: host, port and database, never the password. */
+export function postgresName(url: string): string {
+  const u = new URL(url);
+  return `${u.hostname || u.searchParams.get('host') || 'localhost'}:${u.port || '5432'}${u.pathname}`;
+}
+
 /** A pool of `max` connections to the database `url` names (pg reads `sslmode` and the rest of it). */
 export function openPool(url: string, max: number): pg.Pool {
   const pool = new pg.Pool({ connectionString: url, max, types });

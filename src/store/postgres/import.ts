@@ -1,7 +1,7 @@
 import { foldTitle } from '../../domain/search.js';
 import { UsageError } from '../../errors.js';
 import { COPIED_TABLES, type CopiedTable, type CopyRows, type CopySource, type TableCounts } from '../copy.js';
-import { openPool, transactionOn, type Session } from './database.js';
+import { openPool, postgresName, transactionOn, type Session } from './database.js';
 import { migrate } from './migrate.js';
 import { documentLexemes } from './search.js';
 
@@ -77,12 +77,6 @@ const IDENTITIES = [
   ['templates', 'id'],
   ['memberships', 'joined_seq'],
 ] as const;
-
-/** The database a postgres:// URL names, for messages: host, port and database, never the password. */
-export function postgresName(url: string): string {
-  const u = new URL(url);
-  return `${u.hostname || u.searchParams.get('host') || 'localhost'}:${u.port || '5432'}${u.pathname}`;
-}
 
 async function countRows(db: Session): Promise<TableCounts> {
   const text = `SELECT ${COPIED_TABLES.map((t) => `(SELECT count(*) FROM ${t}) AS ${t}`).join(', ')}`;

@@ -3,7 +3,7 @@ import { closeSync, existsSync, fsyncSync, linkSync, lstatSync, openSync, rmSync
 import { dirname, resolve } from 'node:path';
 import { ConfigError } from '../../config.js';
 import { UsageError } from '../../errors.js';
-import { BUSY_TIMEOUT_MS, isBusy, type Db } from './database.js';
+import { BUSY_TIMEOUT_MS, isBusy, isOpenRefusal, type Db } from './database.js';
 
 export interface BackupResult {
   /** The copy's absolute path. */
@@ -99,10 +99,7 @@ function openSource(source: string): Db {
     return db;
   } catch (err) {
     db?.close();
-    // SQLite's refusals (not a database, cannot open) and the file system's
-    // (no permission, a folder) are the operator's to fix, as in openStore.
-    const code = (err as { code?: unknown }).code;
-    if (typeof code === 'string' && /^(SQLITE_|E[A-Z]+$)/.test(code) && !isBusy(err)) {
+    if (isOpenRefusal(err)) {
       throw new ConfigError('DATABASE_URL', `cannot open the database file "${source}": ${(err as Error).message}`);
     }
     throw err;

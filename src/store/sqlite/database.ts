@@ -16,6 +16,17 @@ export function isBusy(err: unknown): boolean {
 }
 
 /**
+ * True for SQLite's refusals to open a database file (not a database,
+ * cannot open) and the file system's (no permission, a folder): the
+ * operator's to fix, in DATABASE_URL or on the disk. Another process's
+ * lock held too long is not one of them.
+ */
+export function isOpenRefusal(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^(SQLITE_|E[A-Z]+$)/.test(code) && !isBusy(err);
+}
+
+/**
  * Whether an error's code only means "not now": a lock held by another
  * connection (SQLITE_BUSY), or one of its extended codes, which
  * better-sqlite3 reports as they are: SQLITE_BUSY_RECOVERY while another

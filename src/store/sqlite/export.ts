@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { UsageError } from '../../errors.js';
 import { COPIED_TABLES, type CopiedTable, type CopyRows, type CopySource, type TableCounts } from '../copy.js';
-import { isBusy, migrate, openDatabase, type Db } from './database.js';
+import { isOpenRefusal, migrate, openDatabase, type Db } from './database.js';
 
 /**
  * Each table's rows as src/store/copy.ts shapes them. Documents are read
@@ -56,8 +56,7 @@ export function openSqliteExport(file: string): SqliteExport {
     db = openDatabase(file);
     migrate(db);
   } catch (err) {
-    const code = (err as { code?: unknown }).code;
-    if (typeof code === 'string' && /^(SQLITE_|E[A-Z]+$)/.test(code) && !isBusy(err)) {
+    if (isOpenRefusal(err)) {
       throw new UsageError(`cannot open the SQLite database "${file}" (DATABASE_URL): ${(err as Error).message}`);
     }
     throw err;
