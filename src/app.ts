@@ -63,7 +63,7 @@ const trustHops = (hops: number) => (_address: string, hop: number) => hop < hop
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config, store } = deps;
   const clock = deps.clock ?? systemClock;
-  const metrics = folioMetrics(store);
+  const metrics = folioMetrics(store, config.metricsToken);
   const limiter = metrics.counting(
     deps.limiter ?? memoryLimiter({ readPerMin: config.readLimitPerMin, writePerMin: config.writeLimitPerMin }),
   );
@@ -128,8 +128,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     done();
   });
 
-  metrics.observe(app);
-  metrics.route(app, config.metricsToken);
+  metrics.serve(app);
 
   app.get('/healthz', async () => {
     await store.ping();

@@ -6,14 +6,31 @@ import { Unauthorized } from '../errors.js';
 import type { Limiter } from '../rate-limit/limiter.js';
 import type { Store } from '../store/store.js';
 
+/** What the app records for /metrics; without METRICS_TOKEN nothing is served, and so nothing is recorded. */
+export interface FolioMetrics {
+  /** The limiter, counting its refusals. */
+  counting(limiter: Limiter): Limiter;
+  toolCall(tool: string, outcome: string): void;
+  /** Counts every answered request, and serves `GET /metrics` to `Authorization: Bearer <METRICS_TOKEN>`. */
+  serve(app: FastifyInstance): void;
+}
+
+const NOT_RECORDED: FolioMetrics = {
+  counting: (limiter) => limiter,
+  toolCall() {},
+  serve() {},
+};
+
 /**
- * Folio's Prometheus metrics (DESIGN §9), in a registry of each app's own:
- * requests by route pattern, method and status, their duration, refusals
- * by rate limit, MCP tool calls by tool and outcome, the use of the
- * database's pool of connections (PostgreSQL's), and the process's own
- * metrics (CPU, memory, event loop, handles).
+ * Folio's Prometheus metrics (DESIGN §9), served to `token` (METRICS_TOKEN),
+ * in a registry of each app's own: requests by route pattern, method and
+ * status, their duration, refusals by rate limit, MCP tool calls by tool
+ * and outcome, the use of the database's pool of connections
+ * (PostgreSQL's), and the process's own metrics (CPU, memory, event loop,
+ * handles).
  */
-export function folioMetrics(store: Store) {
+export function folioMetrics(store: Store, token: string | null): FolioMetrics {
+  if (token === null) return NOT_RECORDED;
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const pool = store.connectionPool?.bind(store);
@@ -73,16 +90,6 @@ export function folioMetrics(store: Store) {
   });
 
   return {
-    registry,
-    /** Counts every answered request under its route pattern (`unmatched` for paths no route answers). */
-    observe(app: FastifyInstance): void {
-      app.addHook('onResponse', async (request, reply) => {
-        const route = request.routeOptions.url ?? 'unmatched';
-        requests.inc({ route, method: request.method, status: String(reply.statusCode) });
-        duration.observe({ route, method: request.method }, reply.elapsedTime / 1000);
-      });
-    },
-    /** The limiter, counting its refusals. */
     counting(limiter: Limiter): Limiter {
       return {
         ...limiter,
@@ -96,12 +103,14 @@ export function folioMetrics(store: Store) {
     toolCall(tool: string, outcome: string): void {
       toolCalls.inc({ tool, outcome });
     },
-    /**
-     * `GET /metrics`, answered only with `Authorization: Bearer <token>`;
-     * without a token configured there is no such endpoint.
-     */
-    route(app: FastifyInstance, token: string | null): void {
-      if (token === null) return;
+    serve(app: FastifyInstance): void {
+      // Every answered request, under its route pattern (`unmatched` for paths no route answers).
+      app.addHook('onResponse', (request, reply, done) => {
+        const route = request.routeOptions.url ?? 'unmatched';
+        requests.inc({ route, method: request.method, status: String(reply.statusCode) });
+        duration.observe({ route, method: request.method }, reply.elapsedTime / 1000);
+        done();
+      });
       const expected = Buffer.from(token);
       app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
         const given = Buffer.from(bearerToken(request.headers.authorization) ?? '');
@@ -113,5 +122,3 @@ export function folioMetrics(store: Store) {
     },
   };
 }
-
-export type FolioMetrics = ReturnType<typeof folioMetrics>;

@@ -12,9 +12,16 @@ import type { FastifyInstance } from 'fastify';
 export function endStalledRequests(app: FastifyInstance, timeoutMs: number): void {
   app.addHook('onRequest', (request, reply, done) => {
     const { raw } = request;
-    const socket = raw.socket;
     // `complete` is false until the whole request is in (an injected request has none: it is whole).
     const arrived = () => raw.complete !== false;
+    // A request without a body (RFC 9112 §6.3: no Content-Length or
+    // Transfer-Encoding) is whole once its headers are in.
+    const bodyless = raw.headers['transfer-encoding'] === undefined && (raw.headers['content-length'] ?? '0') === '0';
+    if (bodyless || arrived()) {
+      done();
+      return;
+    }
+    const socket = raw.socket;
     const timer = setTimeout(() => {
       stop();
       if (arrived() || socket.destroyed) return;
@@ -38,7 +45,6 @@ export function endStalledRequests(app: FastifyInstance, timeoutMs: number): voi
     raw.once('end', stop);
     socket.once('close', stop);
     reply.raw.once('finish', answered);
-    if (arrived()) stop();
     done();
   });
 }
