@@ -14,17 +14,34 @@ const byName = (a: OrganizationRow, b: OrganizationRow) => ORG_NAMES.compare(a.n
 
 const asBoolean = (value: unknown) => value === 1;
 
+interface PrincipalRow {
+  keyId: string;
+  keyName: string | null;
+  canWrite: number;
+  lastUsedAt: string | null;
+  userId: string;
+  userName: string | null;
+  email: string;
+  plan: string | null;
+  orgId: string | null;
+  orgName: string;
+  orgCreatedAt: string;
+  orgPlan: string | null;
+}
+
 /** Keys, organizations, projects, templates and chats, as the API reads them. */
 export function workspaceQueries(db: Db, writes: StoreWrites) {
+  // The key, its user and the user's organizations in one statement, so one
+  // state of them: a row per organization in the order the user joined them
+  // (a row of nulls without any).
   const principalStmt = db.prepare(
     `SELECT k.id AS keyId, k.name AS keyName, k.can_write AS canWrite, k.last_used_at AS lastUsedAt,
-            u.id AS userId, u.name AS userName, u.email, u.plan
+            u.id AS userId, u.name AS userName, u.email, u.plan,
+            o.id AS orgId, o.name AS orgName, o.created_at AS orgCreatedAt, o.plan AS orgPlan
      FROM api_keys k JOIN users u ON u.id = k.user_id
-     WHERE k.hash = ? AND k.revoked_at IS NULL`,
-  );
-  const membershipsStmt = db.prepare(
-    `SELECT o.id, o.name, o.created_at AS createdAt, o.plan FROM memberships m JOIN organizations o ON o.id = m.org_id
-     WHERE m.user_id = ? ORDER BY m.joined_at, m.joined_seq`,
+     LEFT JOIN memberships m ON m.user_id = u.id LEFT JOIN organizations o ON o.id = m.org_id
+     WHERE k.hash = ? AND k.revoked_at IS NULL
+     ORDER BY m.joined_at, m.joined_seq`,
   );
   const touchStmt = db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?');
   const memberStmt = db.prepare('SELECT 1 FROM memberships WHERE org_id = ? AND user_id = ?');
@@ -48,27 +65,21 @@ export function workspaceQueries(db: Db, writes: StoreWrites) {
      ORDER BY c.sort_at DESC, c.id DESC LIMIT @limit`,
   );
 
-  // Key, user and organizations in one read transaction: one state of them.
-  const loadPrincipal = db.transaction((keyHash: Buffer): Principal | null => {
-    const r = principalStmt.get(keyHash) as
-      | { keyId: string; keyName: string | null; canWrite: number; lastUsedAt: string | null; userId: string; userName: string | null; email: string; plan: string | null }
-      | undefined;
-    if (!r) return null;
-    const memberships = membershipsStmt.all(r.userId) as (OrganizationRow & { plan: string | null })[];
-    return {
-      keyId: r.keyId,
-      keyName: r.keyName,
-      canWrite: asBoolean(r.canWrite),
-      lastUsedAt: r.lastUsedAt,
-      user: { id: r.userId, name: r.userName, email: r.email, plan: r.plan },
-      orgPlans: memberships.map((o) => o.plan),
-      organizations: memberships.map(({ id, name, createdAt }) => ({ id, name, createdAt })).sort(byName),
-    };
-  });
-
   return {
     async findPrincipal(keyHash: string): Promise<Principal | null> {
-      return loadPrincipal(Buffer.from(keyHash, 'base64'));
+      const rows = principalStmt.all(Buffer.from(keyHash, 'base64')) as PrincipalRow[];
+      const [r] = rows;
+      if (r === undefined) return null;
+      const memberships = rows.filter((m) => m.orgId !== null);
+      return {
+        keyId: r.keyId,
+        keyName: r.keyName,
+        canWrite: asBoolean(r.canWrite),
+        lastUsedAt: r.lastUsedAt,
+        user: { id: r.userId, name: r.userName, email: r.email, plan: r.plan },
+        orgPlans: memberships.map((m) => m.orgPlan),
+        organizations: memberships.map((m) => ({ id: m.orgId!, name: m.orgName, createdAt: m.orgCreatedAt })).sort(byName),
+      };
     },
 
     async touchKey(keyId: string, at: string): Promise<void> {
