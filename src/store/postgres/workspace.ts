@@ -1,4 +1,5 @@
 import type { ChatRow, ListChatsQuery, Principal, ProjectRow, TemplateRow, Viewer } from '../store.js';
+import { principalOf, type PrincipalRow } from '../principal.js';
 import type { Session } from './database.js';
 import { contentVisible, outsideProjectsVisible, projectVisible, templateVisible, VISIBLE_PROJECT_IDS, viewerParams as params } from './visibility.js';
 
@@ -17,21 +18,8 @@ const PRINCIPAL = `SELECT k.id AS "keyId", k.name AS "keyName", k.can_write AS "
   WHERE k.hash = $1 AND k.revoked_at IS NULL
   ORDER BY m.joined_at, m.joined_seq`;
 
-interface PrincipalRow {
-  keyId: string;
-  keyName: string | null;
-  canWrite: boolean;
-  lastUsedAt: string | null;
-  userId: string;
-  userName: string | null;
-  email: string;
-  plan: string | null;
-  orgId: string | null;
-  orgName: string;
-  orgCreatedAt: string;
-  orgPlan: string | null;
-  byName: string;
-}
+/** A row of PRINCIPAL: with its organization's place by name. */
+type PrincipalByName = PrincipalRow & { byName: string };
 
 const PROJECTS = `SELECT p.id, p.name, p.description, p.created_at AS "createdAt", p.creator_id <> $1 AS "isSharedWithYou"
   FROM projects p WHERE ${projectVisible('p')}
@@ -64,22 +52,8 @@ const CHATS = `SELECT c.id, c.title, c.created_at AS "createdAt", c.updated_at A
 export function workspaceQueries(db: Session) {
   return {
     async findPrincipal(keyHash: string): Promise<Principal | null> {
-      const { rows } = await db.query<PrincipalRow>(PRINCIPAL, [Buffer.from(keyHash, 'base64')]);
-      const [r] = rows;
-      if (r === undefined) return null;
-      const memberships = rows.filter((m) => m.orgId !== null);
-      const organizations = [...memberships]
-        .sort((a, b) => Number(a.byName) - Number(b.byName))
-        .map((m) => ({ id: m.orgId!, name: m.orgName, createdAt: m.orgCreatedAt }));
-      return {
-        keyId: r.keyId,
-        keyName: r.keyName,
-        canWrite: r.canWrite,
-        lastUsedAt: r.lastUsedAt,
-        user: { id: r.userId, name: r.userName, email: r.email, plan: r.plan },
-        orgPlans: memberships.map((m) => m.orgPlan),
-        organizations,
-      };
+      const { rows } = await db.query<PrincipalByName>(PRINCIPAL, [Buffer.from(keyHash, 'base64')]);
+      return principalOf(rows, (a, b) => Number(a.byName) - Number(b.byName));
     },
 
     async touchKey(keyId: string, at: string): Promise<void> {

@@ -1,4 +1,5 @@
-import type { ChatRow, ListChatsQuery, OrganizationRow, Principal, ProjectRow, TemplateRow, Viewer } from '../store.js';
+import type { ChatRow, ListChatsQuery, Principal, ProjectRow, TemplateRow, Viewer } from '../store.js';
+import { principalOf, type PrincipalRow } from '../principal.js';
 import type { Db } from './database.js';
 import { contentVisible, projectVisible, templateVisible, viewerParams as params } from './visibility.js';
 import type { StoreWrites } from './writes.js';
@@ -10,24 +11,9 @@ import type { StoreWrites } from './writes.js';
  * locale; names that collate equal, then by id.
  */
 const ORG_NAMES = new Intl.Collator('und', { numeric: true });
-const byName = (a: OrganizationRow, b: OrganizationRow) => ORG_NAMES.compare(a.name, b.name) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+const byName = (a: PrincipalRow, b: PrincipalRow) => ORG_NAMES.compare(a.orgName, b.orgName) || (a.orgId! < b.orgId! ? -1 : a.orgId! > b.orgId! ? 1 : 0);
 
 const asBoolean = (value: unknown) => value === 1;
-
-interface PrincipalRow {
-  keyId: string;
-  keyName: string | null;
-  canWrite: number;
-  lastUsedAt: string | null;
-  userId: string;
-  userName: string | null;
-  email: string;
-  plan: string | null;
-  orgId: string | null;
-  orgName: string;
-  orgCreatedAt: string;
-  orgPlan: string | null;
-}
 
 /** Keys, organizations, projects, templates and chats, as the API reads them. */
 export function workspaceQueries(db: Db, writes: StoreWrites) {
@@ -67,19 +53,7 @@ export function workspaceQueries(db: Db, writes: StoreWrites) {
 
   return {
     async findPrincipal(keyHash: string): Promise<Principal | null> {
-      const rows = principalStmt.all(Buffer.from(keyHash, 'base64')) as PrincipalRow[];
-      const [r] = rows;
-      if (r === undefined) return null;
-      const memberships = rows.filter((m) => m.orgId !== null);
-      return {
-        keyId: r.keyId,
-        keyName: r.keyName,
-        canWrite: asBoolean(r.canWrite),
-        lastUsedAt: r.lastUsedAt,
-        user: { id: r.userId, name: r.userName, email: r.email, plan: r.plan },
-        orgPlans: memberships.map((m) => m.orgPlan),
-        organizations: memberships.map((m) => ({ id: m.orgId!, name: m.orgName, createdAt: m.orgCreatedAt })).sort(byName),
-      };
+      return principalOf(principalStmt.all(Buffer.from(keyHash, 'base64')) as PrincipalRow[], byName);
     },
 
     async touchKey(keyId: string, at: string): Promise<void> {
