@@ -53,6 +53,7 @@ const { values: args, positionals } = parseArgs({
     connections: { type: 'string', default: '50' },
     together: { type: 'boolean', default: false },
     'own-copies': { type: 'boolean', default: false },
+    profile: { type: 'boolean', default: false },
     'server-core': { type: 'string', default: '0' },
     'load-core': { type: 'string', default: '1' },
     help: { type: 'boolean', default: false },
@@ -66,6 +67,7 @@ if (args.help) {
   --rounds N        rounds per scenario, each measuring both versions (default 8)
   --together        load both versions at once, sharing the server core, instead of in turns
   --own-copies      a copy of the data set for each version even for reads (versions of different schemas)
+  --profile         run both servers under --cpu-prof: base.cpuprofile and tree.cpuprofile in bench/results/compare/profiles/
   --duration S      measured seconds per version and round (default 5)
   --warmup S        warm-up seconds before each measurement (default 1)
   --docs N          the data set of an earlier npm run bench to use (default 100000)
@@ -149,7 +151,8 @@ for (const db of copies) freshCopy(pristine, db);
 
 async function start(name: 'base' | 'tree', env: Record<string, string>): Promise<Server> {
   const port = await freePort();
-  const argv = [...startFlags(checkouts[name]), join(builds[name], 'src', 'cli', 'index.js'), 'serve'];
+  const profile = args.profile ? ['--cpu-prof', `--cpu-prof-dir=${join(WORK, 'profiles')}`, `--cpu-prof-name=${name}.cpuprofile`] : [];
+  const argv = [...profile, ...startFlags(checkouts[name]), join(builds[name], 'src', 'cli', 'index.js'), 'serve'];
   const child = pinnedNode(args['server-core'], argv, { ...folioEnv(dbs[name], port, 'info'), ...env }, 'ignore');
   const url = `http://127.0.0.1:${port}`;
   await waitFor(`${url}/healthz`, child, `Folio (${name})`);
