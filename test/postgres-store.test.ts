@@ -5,6 +5,8 @@ import pg from 'pg';
 import { foldText, searchTerms } from '../src/domain/search.js';
 import { InvalidRequest } from '../src/errors.js';
 import { migrations } from '../src/store/postgres/migrations.js';
+import { SEARCH } from '../src/store/postgres/documents.js';
+import { outsideProjectsWord, searchQuery } from '../src/store/postgres/search.js';
 import { openPostgresStore } from '../src/store/postgres/store.js';
 import type { Store, Viewer } from '../src/store/store.js';
 import { createTestDatabase, POSTGRES_SKIPPED, postgresUrl } from './postgres.js';
@@ -135,6 +137,49 @@ if (server === null) {
         assert.deepEqual(await found(store, viewer, 'p'), [big!.id]);
       } finally {
         await close();
+        await database.drop();
+      }
+    });
+
+    it('reads a search from the GIN index where the planner would scan every document (migration 2)', async (t) => {
+      const database = await createTestDatabase(server);
+      const url = await database.schemaUrl();
+      const store = await openPostgresStore(url);
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        const viewer = await someone(store);
+        for (let i = 0; i < 40; i++) await store.createDocument(viewer, newDocument(`Note ${i}`, `plannerword ${i}`), `2026-01-01T00:00:${String(i).padStart(2, '0')}.000Z`);
+        // auto_explain sends the plan of every statement, nested ones too, to this client.
+        try {
+          await client.query("LOAD 'auto_explain'");
+        } catch (err) {
+          t.skip(`this role cannot load auto_explain, which shows the plans: ${(err as Error).message}`);
+          return;
+        }
+        for (const setting of ['log_min_duration = 0', 'log_nested_statements = on', 'log_level = notice']) await client.query(`SET auto_explain.${setting}`);
+        await client.query('SET client_min_messages = notice');
+        const plans: string[] = [];
+        client.on('notice', (notice) => plans.push(notice.message ?? ''));
+        const planOf = async (text: string, values: unknown[]) => {
+          plans.length = 0;
+          const { rowCount } = await client.query(text, values);
+          return { rowCount, plans: plans.join('\n') };
+        };
+
+        // The premise: left to itself, the planner scans these few documents.
+        const bare = await planOf('SELECT id FROM documents WHERE search @@ $1::tsquery', ['plannerword:*']);
+        assert.equal(bare.rowCount, 40);
+        assert.match(bare.plans, /Seq Scan on documents/);
+
+        const { rowCount, plans: searched } = await planOf(SEARCH, [viewer.userId, null, searchQuery(['plannerword'], [outsideProjectsWord(viewer.userId)]), 100]);
+        assert.equal(rowCount, 40);
+        assert.match(searched, /Function Scan on folio_documents_matching/);
+        assert.match(searched, /Bitmap Index Scan on documents_search/);
+        assert.doesNotMatch(searched, /Seq Scan on documents/);
+      } finally {
+        await client.end();
+        await store.close();
         await database.drop();
       }
     });

@@ -43,19 +43,17 @@ const LIST_PROJECT = `SELECT ${SUMMARY} FROM documents d WHERE d.project_id = $3
 
 /**
  * A search: the GIN index gives every document of the viewer's places that
- * holds the terms (searchQuery), and only those are sorted. MATERIALIZED
- * keeps it so: otherwise PostgreSQL may walk the documents newest first and
- * test each one's words, which reads every document of the place for a
- * rare word. The rows found are checked by the visibility rule as any
- * other read.
+ * holds the terms (searchQuery, read by folio_documents_matching: migration
+ * 2), and only those are sorted; PostgreSQL never walks the documents
+ * newest first testing each one's words, which reads every document of
+ * the place for a rare word. The rows found are checked by the visibility
+ * rule as any other read. Parameters: the viewer's ($1, $2), the query
+ * ($3), the page's length ($4) and, in a project, its id ($5).
  */
-const search = (inProject: boolean) => `WITH hits AS MATERIALIZED (
-    SELECT d.id, d.title, d.created_at, d.updated_at, d.thread_id, d.sort_at, d.workspace_id, d.project_id
-    FROM documents d WHERE d.search @@ $3::tsquery
-  )
-  SELECT ${SUMMARY} FROM hits d WHERE ${contentVisible('d')}${inProject ? ' AND d.project_id = $5::text' : ''}
+const search = (inProject: boolean) => `SELECT ${SUMMARY} FROM folio_documents_matching($3::tsquery) d
+  WHERE ${contentVisible('d')}${inProject ? ' AND d.project_id = $5::text' : ''}
   ${NEWEST_FIRST} LIMIT $4`;
-const SEARCH = search(false);
+export const SEARCH = search(false);
 const SEARCH_PROJECT = search(true);
 
 const GET = `SELECT ${SUMMARY}, d.content AS "contentMarkdown", d.project_id AS "projectId", p.name AS "projectName"
