@@ -139,8 +139,10 @@ export const migrations: readonly string[] = [
   CREATE INDEX documents_outside_projects ON documents (workspace_id, sort_at DESC, id DESC) WHERE project_id IS NULL;
   CREATE INDEX documents_by_project ON documents (project_id, sort_at DESC, id DESC) WHERE project_id IS NOT NULL;
   -- A write's words go to a short list first, merged into the index in
-  -- sorted batches once it holds 256 kB (4 MB since migration 2), which
-  -- costs a write much less than putting them in one by one.
+  -- sorted batches once it holds 256 kB, which costs a write much less
+  -- than putting them in one by one. Every search reads the list whole,
+  -- hence small: the default list of 4 MB is also one long merge for the
+  -- write that starts it.
   CREATE INDEX documents_search ON documents USING gin (search) WITH (gin_pending_list_limit = 256);
   -- No statistics of the words: PostgreSQL then always expects a search to
   -- match few documents, and reads the GIN index. With them, it reads the
@@ -175,10 +177,12 @@ export const migrations: readonly string[] = [
   -- every document's words from TOAST against a scan of the table: once
   -- some hundred documents' words wait in the list, it would scan and test
   -- every document, many times slower than the index, which is why the
-  -- list was kept at 256 kB. Read by the index always, the list takes
-  -- PostgreSQL's default of 4 MB: a write's words are merged into the index
-  -- in larger sorted batches, which costs each write a good part less, and
-  -- a search reads the longer list in a few milliseconds more at most.
+  -- list was kept at 256 kB (migration 1). Read by the index always, the
+  -- list takes PostgreSQL's default of 4 MB: a write's words are merged
+  -- into the index in larger sorted batches, which costs each write a good
+  -- part less on average, though the write that starts a merge (or
+  -- autovacuum, if it comes first) waits for it; and a search reads the
+  -- longer list in a few milliseconds more at most.
   -- Its rows are of a type of their own so that ids keep their byte order
   -- (COLLATE "C"), which a function's table of results cannot declare.
   CREATE TYPE folio_document_match AS (
