@@ -184,6 +184,40 @@ if (server === null) {
       }
     });
 
+    it('compresses a document’s Markdown, words and revision with LZ4 where the server has it (migration 2)', async () => {
+      const database = await createTestDatabase(server);
+      const url = await database.schemaUrl();
+      const store = await openPostgresStore(url);
+      try {
+        const lz4 = await sql(url, 'CREATE TEMPORARY TABLE lz4_probe (t text COMPRESSION lz4)').then(
+          () => true,
+          () => false,
+        );
+        const viewer = await someone(store);
+        // Long enough to be compressed (past 2 kB), and compressible.
+        const text = Array.from({ length: 400 }, (_, i) => `line ${i % 50} of the compressed note`).join('\n');
+        const doc = await store.createDocument(viewer, newDocument('Compressed', text), '2026-01-01T00:00:01.000Z');
+        const [row] = await sql(
+          url,
+          `SELECT pg_column_compression(d.content) AS content, pg_column_compression(r.content) AS revision
+           FROM documents d JOIN document_revisions r ON r.document_id = d.id WHERE d.id = $1`,
+          [doc!.id],
+        );
+        const expected = lz4 ? 'lz4' : 'pglz';
+        assert.deepEqual(row, { content: expected, revision: expected });
+        const columns = await sql(
+          url,
+          `SELECT c.relname || '.' || a.attname AS "column", a.attcompression AS method FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+           WHERE c.relnamespace = current_schema()::regnamespace AND (c.relname, a.attname) IN (('documents', 'content'), ('documents', 'search'), ('document_revisions', 'content'))
+           ORDER BY 1`,
+        );
+        assert.deepEqual(columns, ['document_revisions.content', 'documents.content', 'documents.search'].map((column) => ({ column, method: lz4 ? 'l' : '' })));
+      } finally {
+        await store.close();
+        await database.drop();
+      }
+    });
+
     it('refuses text holding U+0000, which PostgreSQL cannot store, as the caller’s fault', async () => {
       const database = await createTestDatabase(server);
       const { store, close } = await database.openStore();

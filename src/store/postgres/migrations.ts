@@ -194,5 +194,17 @@ export const migrations: readonly string[] = [
     AS $$ SELECT d.id, d.title, d.created_at, d.updated_at, d.thread_id, d.sort_at, d.workspace_id, d.project_id
           FROM documents d WHERE d.search @@ query $$;
   ALTER INDEX documents_search SET (gin_pending_list_limit = 4096);
+
+  -- Markdown and search words are compressed with LZ4 where the server has
+  -- it (PostgreSQL 14 and later, built with it, as the usual packages are),
+  -- which costs each write and each read less than PostgreSQL's own pglz.
+  -- Values already stored keep theirs; a server without LZ4 keeps pglz.
+  -- EXECUTE, so that a server that does not know the clause refuses it here.
+  DO $$
+  BEGIN
+    EXECUTE 'ALTER TABLE documents ALTER COLUMN content SET COMPRESSION lz4, ALTER COLUMN search SET COMPRESSION lz4';
+    EXECUTE 'ALTER TABLE document_revisions ALTER COLUMN content SET COMPRESSION lz4';
+  EXCEPTION WHEN feature_not_supported OR syntax_error THEN NULL;
+  END $$;
   `,
 ];
