@@ -183,6 +183,7 @@ export const migrations: readonly string[] = [
   -- part less on average, though the write that starts a merge (or
   -- autovacuum, if it comes first) waits for it; and a search reads the
   -- longer list in a few milliseconds more at most.
+  --
   -- Its rows are of a type of their own so that ids keep their byte order
   -- (COLLATE "C"), which a function's table of results cannot declare.
   CREATE TYPE folio_document_match AS (
