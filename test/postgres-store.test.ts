@@ -6,7 +6,7 @@ import { foldText, searchTerms } from '../src/domain/search.js';
 import { InvalidRequest } from '../src/errors.js';
 import { migrations } from '../src/store/postgres/migrations.js';
 import { SEARCH } from '../src/store/postgres/documents.js';
-import { outsideProjectsWord, searchQuery } from '../src/store/postgres/search.js';
+import { scopeQuerySql, termsQuery } from '../src/store/postgres/search.js';
 import { openPostgresStore } from '../src/store/postgres/store.js';
 import type { Store, Viewer } from '../src/store/store.js';
 import { createTestDatabase, POSTGRES_SKIPPED, postgresUrl } from './postgres.js';
@@ -172,7 +172,7 @@ if (server === null) {
         assert.equal(bare.rowCount, 40);
         assert.match(bare.plans, /Seq Scan on documents/);
 
-        const { rowCount, plans: searched } = await planOf(SEARCH, [viewer.userId, null, searchQuery(['plannerword'], [outsideProjectsWord(viewer.userId)]), 100]);
+        const { rowCount, plans: searched } = await planOf(SEARCH, [viewer.userId, null, termsQuery(['plannerword']), 100]);
         assert.equal(rowCount, 40);
         assert.match(searched, /Function Scan on folio_documents_matching/);
         assert.match(searched, /Bitmap Index Scan on documents_search/);
@@ -180,6 +180,25 @@ if (server === null) {
       } finally {
         await client.end();
         await store.close();
+        await database.drop();
+      }
+    });
+
+    it('writes the scope words of a search in SQL as lexemes, whatever characters a place id holds', async () => {
+      const database = await createTestDatabase(server);
+      try {
+        const ids = fc.sample(fc.string({ minLength: 1, maxLength: 12 }).filter((s) => !s.includes('\u0000')), 50);
+        for (const id of [...ids, "o'brien", 'back\\slash', "\\'", "'' | !x:*", 'a & b']) {
+          const [row] = await sql(
+            database.url,
+            `SELECT array_to_tsvector(ARRAY[$1::text]) @@ ${scopeQuerySql('SELECT $1::text AS word')} AS itself,
+                    array_to_tsvector(ARRAY[$1::text || 'x']) @@ ${scopeQuerySql('SELECT $1::text AS word')} AS longer,
+                    ${scopeQuerySql('SELECT $1::text AS word WHERE false')} IS NULL AS none`,
+            [id],
+          );
+          assert.deepEqual(row, { itself: true, longer: false, none: true }, JSON.stringify(id));
+        }
+      } finally {
         await database.drop();
       }
     });

@@ -21,6 +21,16 @@ const storedId = (id: string) => id.toLowerCase();
 export function documentService(deps: ServiceDeps) {
   const { config, store, clock } = deps;
   const withUrl = <T extends { id: string }>(d: T) => ({ ...d, url: documentUrl(config, d.id) });
+  // Written out rather than spread: a page has up to 100 rows, and V8 copies
+  // `{ ...row, url }` far more slowly than it builds an object field by field.
+  const summaryWithUrl = ({ id, title, createdAt, updatedAt, threadId }: DocumentSummaryRow) => ({
+    id,
+    title,
+    createdAt,
+    updatedAt,
+    threadId,
+    url: documentUrl(config, id),
+  });
   // `updatedAt` is for MCP's results (DESIGN §6); the REST response schemas leave it out.
   const mutationResult = ({ id, title, threadId, updatedAt }: DocumentMutationRow) => withUrl({ id, title, threadId, updatedAt });
   /** The author a change's revision records (DESIGN §7). */
@@ -39,7 +49,7 @@ export function documentService(deps: ServiceDeps) {
       // A query with no word in it (only punctuation or emoji) can match nothing.
       const rows: DocumentSummaryRow[] =
         q.q !== undefined && terms.length === 0 ? [] : await store.listDocuments(viewer, { terms, projectId: q.projectId, limit: q.limit });
-      const documents = rows.map(withUrl);
+      const documents = rows.map(summaryWithUrl);
       return { documents, count: documents.length };
     },
 

@@ -42,7 +42,16 @@ export function workspaceService(deps: ServiceDeps) {
         projectId: q.projectId,
         limit: q.limit,
       });
-      const chats = found.map((c) => ({ ...c, url: chatUrl(config, c.id) }));
+      // Written out rather than spread, as documents' pages are (services/documents.ts).
+      const chats = found.map(({ id, title, createdAt, updatedAt, messageCount, project }) => ({
+        id,
+        title,
+        createdAt,
+        updatedAt,
+        messageCount,
+        project,
+        url: chatUrl(config, id),
+      }));
       return { chats, count: chats.length };
     },
   };

@@ -10,14 +10,14 @@ import type {
   Viewer,
 } from '../store.js';
 import type { Session } from './database.js';
-import { documentLexemes, outsideProjectsWord, projectWord, searchQuery } from './search.js';
+import { documentLexemes, outsideProjectsWordSql, projectWordSql, scopeQuerySql, termsQuery } from './search.js';
 import {
   contentVisible,
   NEW_CONTENT_WORKSPACE,
   outsideProjectsVisible,
-  VISIBLE_PLACES,
   VISIBLE_PROJECT_IDS,
   viewerParams as params,
+  visiblePlaces,
 } from './visibility.js';
 
 const SUMMARY = 'd.id, d.title, d.created_at AS "createdAt", d.updated_at AS "updatedAt", d.thread_id AS "threadId"';
@@ -42,17 +42,22 @@ const LIST = `SELECT d.id, d.title, d."createdAt", d."updatedAt", d."threadId" F
 const LIST_PROJECT = `SELECT ${SUMMARY} FROM documents d WHERE d.project_id = $3::text AND ${contentVisible('d')} ${NEWEST_FIRST} LIMIT $4`;
 
 /**
- * A search: the GIN index gives every document of the viewer's places that
- * holds the terms (searchQuery, read by folio_documents_matching: migration
- * 2), and only those are sorted; PostgreSQL never walks the documents
- * newest first testing each one's words, which reads every document of
- * the place for a rare word. The rows found are checked by the visibility
- * rule as any other read. Parameters: the viewer's ($1, $2), the query
- * ($3), the page's length ($4) and, in a project, its id ($5).
+ * A search: the GIN index gives every document that holds the terms ($3,
+ * termsQuery) and carries the scope word of one of the viewer's places
+ * (its workspace, its projects: scopeQuerySql), read by
+ * folio_documents_matching (migration 2), and only those are sorted;
+ * PostgreSQL never walks the documents newest first testing each one's
+ * words, which reads every document of the place for a rare word. The rows
+ * found are checked by the visibility rule as any other read. Parameters:
+ * the viewer's ($1, $2), the terms ($3), the page's length ($4) and, in a
+ * project, its id ($5), the one place searched.
  */
-const search = (inProject: boolean) => `SELECT ${SUMMARY} FROM folio_documents_matching($3::tsquery) d
+const search = (inProject: boolean) => {
+  const places = inProject ? `SELECT ${projectWordSql('$5::text')} AS word` : visiblePlaces(outsideProjectsWordSql, projectWordSql);
+  return `SELECT ${SUMMARY} FROM folio_documents_matching($3::tsquery && ${scopeQuerySql(places)}) d
   WHERE ${contentVisible('d')}${inProject ? ' AND d.project_id = $5::text' : ''}
   ${NEWEST_FIRST} LIMIT $4`;
+};
 export const SEARCH = search(false);
 const SEARCH_PROJECT = search(true);
 
@@ -103,13 +108,9 @@ export function documentQueries(db: Session) {
       const [text, values] = projectId === undefined ? [LIST, params(viewer, limit)] : [LIST_PROJECT, params(viewer, projectId, limit)];
       return (await db.query<DocumentSummaryRow>(text, values)).rows;
     }
-    if (projectId !== undefined) {
-      return (await db.query<DocumentSummaryRow>(SEARCH_PROJECT, params(viewer, searchQuery(terms, [projectWord(projectId)]), limit, projectId))).rows;
-    }
-    const places = (await db.query<{ workspace: string; projects: string[] }>(VISIBLE_PLACES, params(viewer))).rows[0];
-    if (places === undefined) return [];
-    const scope = [outsideProjectsWord(places.workspace), ...places.projects.map(projectWord)];
-    return (await db.query<DocumentSummaryRow>(SEARCH, params(viewer, searchQuery(terms, scope), limit))).rows;
+    const [text, values] =
+      projectId === undefined ? [SEARCH, params(viewer, termsQuery(terms), limit)] : [SEARCH_PROJECT, params(viewer, termsQuery(terms), limit, projectId)];
+    return (await db.query<DocumentSummaryRow>(text, values)).rows;
   }
 
   async function update(viewer: Viewer, id: string, change: DocumentReplacement, next: (previous: string | null) => string): Promise<UpdateOutcome> {

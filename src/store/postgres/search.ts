@@ -54,8 +54,12 @@ function clip(word: string): string {
  * A document in no project has `n<workspace>`, one in a project
  * `p<project>`: the two places visibility.ts tells apart.
  */
-export const outsideProjectsWord = (workspaceId: string): string => `${SCOPE_MARK}n${workspaceId}`;
-export const projectWord = (projectId: string): string => `${SCOPE_MARK}p${projectId}`;
+const outsideProjectsWord = (workspaceId: string): string => `${SCOPE_MARK}n${workspaceId}`;
+const projectWord = (projectId: string): string => `${SCOPE_MARK}p${projectId}`;
+
+/** The same words in SQL, of a text expression that names a workspace or a project. */
+export const outsideProjectsWordSql = (workspaceId: string): string => `'${SCOPE_MARK}n' || ${workspaceId}`;
+export const projectWordSql = (projectId: string): string => `'${SCOPE_MARK}p' || ${projectId}`;
 
 /**
  * Prefix words: each document also holds the first one and the first two
@@ -122,16 +126,27 @@ export function documentLexemes(title: string, content: string, workspaceId: str
 /** A lexeme in a tsquery's text: quoted, its quotes doubled and backslashes escaped, so that nothing in it is syntax. */
 const quoted = (lexeme: string) => `'${lexeme.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`;
 
+/** `quoted` in SQL, of a text expression (chr(92) is the backslash, however the server reads string literals). */
+const quotedSql = (lexeme: string) => `'''' || replace(replace(${lexeme}, chr(92), chr(92) || chr(92)), '''', '''''') || ''''`;
+
 /**
  * The tsquery of documents holding every term (searchTerms) as a word
- * prefix and carrying any of the scope words: only the index entries of
- * the places the viewer may look are read. Scope words only narrow the
+ * prefix. A search ANDs it with the scope words of the places the viewer
+ * may look (scopeQuerySql), so that only their index entries are read.
+ */
+export function termsQuery(terms: readonly string[]): string {
+  return terms
+    .map((term) => {
+      const word = clip(foldText(term));
+      return [...word].length <= SHORT ? quoted(prefixWord(word)) : `${quoted(word)}:*`;
+    })
+    .join(' & ');
+}
+
+/**
+ * In SQL, the tsquery of any of the scope words of `places`, a query of
+ * one text column `word` holding each place's scope word; null when there
+ * is none, and a null query matches nothing. Scope words only narrow a
  * search; every row is still checked by the visibility rule.
  */
-export function searchQuery(terms: readonly string[], scope: readonly string[]): string {
-  const words = terms.map((term) => {
-    const word = clip(foldText(term));
-    return [...word].length <= SHORT ? quoted(prefixWord(word)) : `${quoted(word)}:*`;
-  });
-  return `${words.join(' & ')} & (${scope.map(quoted).join(' | ')})`;
-}
+export const scopeQuerySql = (places: string): string => `(SELECT string_agg(${quotedSql('w.word')}, ' | ')::tsquery FROM (${places}) w)`;

@@ -41,11 +41,14 @@ export const outsideProjectsVisible = (t: string) =>
 export const contentVisible = (t: string) => `(${outsideProjectsVisible(t)} OR ${t}.project_id IN (${VISIBLE_PROJECT_IDS}))`;
 
 /**
- * Where the viewer's content may be: one row with the scope's workspace
- * (whose content outside projects the viewer sees) and the ids of the
- * projects visible in the scope, when the scope is open; no row otherwise.
+ * Where the viewer's content may be, a row per place in the column `word`:
+ * the scope's workspace (whose content outside projects the viewer sees),
+ * as `outside` writes it, and each project visible in the scope, as
+ * `project` writes its id. No row when the scope is not open.
  */
-export const VISIBLE_PLACES = `SELECT coalesce($2::text, $1) AS workspace, ARRAY(${VISIBLE_PROJECT_IDS}) AS projects WHERE ${SCOPE_OPEN}`;
+export const visiblePlaces = (outside: (workspace: string) => string, project: (id: string) => string) =>
+  `SELECT ${outside('coalesce($2::text, $1)')} AS word WHERE ${SCOPE_OPEN}
+    UNION ALL SELECT ${project('vp.id')} FROM projects vp WHERE ${projectVisible('vp')}`;
 
 /**
  * workspaceForNewContent: the workspace a document created in the scope
