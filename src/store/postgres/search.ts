@@ -72,6 +72,14 @@ export const projectWordSql = (projectId: string): string => `'${SCOPE_MARK}p' |
 const SHORT = 2;
 const prefixWord = (prefix: string) => `${SCOPE_MARK}*${prefix}`;
 
+/**
+ * `text` in V8's one-byte form when it has no character past U+00FF:
+ * normalize() (foldText) hands back text in the two-byte form, whose words
+ * are then matched, hashed and sorted several times more slowly.
+ */
+const LATIN1_ONLY = /^[\u0000-\u00ff]*$/;
+const compact = (text: string) => (LATIN1_ONLY.test(text) ? Buffer.from(text, 'latin1').toString('latin1') : text);
+
 /** Adds the distinct words of `text`, folded and cut to length, to `into`. */
 function wordsOf(text: string, into: Set<string>): void {
   for (let start = 0; start < text.length; ) {
@@ -85,7 +93,7 @@ function wordsOf(text: string, into: Set<string>): void {
         end = next < 0 ? text.length : end + next;
       }
     }
-    for (const word of searchTerms(foldText(text.slice(start, end)))) into.add(clip(word));
+    for (const word of searchTerms(compact(foldText(text.slice(start, end))))) into.add(clip(word));
     start = end;
   }
 }
@@ -101,18 +109,22 @@ export function documentLexemes(title: string, content: string, workspaceId: str
   const words = new Set<string>();
   wordsOf(title, words);
   wordsOf(content, words);
-  const sorted = [...words].sort();
+  // In UTF-16 order, as sort() without a comparator, which is slower.
+  const sorted = [...words].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   // In sorted order, the words a word begins follow it at once.
   let kept = sorted.filter((word, i) => !sorted[i + 1]?.startsWith(word));
-  const prefixes = new Set<string>();
+  // The first one and two characters (not UTF-16 units) of each word, before they are made words of their own.
+  const starts = new Set<string>();
   for (const word of kept) {
-    const [first, second] = word;
-    prefixes.add(prefixWord(first!));
-    if (second !== undefined) prefixes.add(prefixWord(first! + second));
+    const first = word.codePointAt(0)! > 0xffff ? 2 : 1;
+    starts.add(word.slice(0, first));
+    if (word.length > first) starts.add(word.slice(0, first + (word.codePointAt(first)! > 0xffff ? 2 : 1)));
   }
-  const internal = [projectId === null ? outsideProjectsWord(workspaceId) : projectWord(projectId), ...prefixes];
+  const internal = [projectId === null ? outsideProjectsWord(workspaceId) : projectWord(projectId), ...[...starts].map(prefixWord)];
   let room = VECTOR_BYTES - internal.reduce((bytes, word) => bytes + Buffer.byteLength(word), 0);
-  if (kept.reduce((bytes, word) => bytes + Buffer.byteLength(word), 0) > room) {
+  // UTF-8 takes at most 3 bytes per UTF-16 unit: most documents are measured no further.
+  const fits = (ws: string[]) => ws.reduce((units, word) => units + word.length, 0) * 3 <= room || ws.reduce((bytes, word) => bytes + Buffer.byteLength(word), 0) <= room;
+  if (!fits(kept)) {
     kept = kept
       .sort((a, b) => a.length - b.length)
       .filter((word) => {
