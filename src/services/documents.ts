@@ -3,7 +3,7 @@ import { hasNonWhitespace } from '../domain/content.js';
 import { applyEdits, COUNT_LIMIT, type TextEdit } from '../domain/markdown.js';
 import { searchTerms } from '../domain/search.js';
 import { canonicalInstant, nextUpdatedAt, toIso } from '../domain/time.js';
-import type { DocumentMutationRow, DocumentSummaryRow, RevisionAuthor } from '../store/store.js';
+import type { DocumentMutationRow, DocumentRow, DocumentSummaryRow, RevisionAuthor } from '../store/store.js';
 import { documentUrl, requireVisibleProject, resolveViewer, type Caller, type ServiceDeps } from './context.js';
 
 /** An `expectedUpdatedAt` finer than a millisecond names no stored instant and matches nothing. */
@@ -20,9 +20,8 @@ const storedId = (id: string) => id.toLowerCase();
 
 export function documentService(deps: ServiceDeps) {
   const { config, store, clock } = deps;
-  const withUrl = <T extends { id: string }>(d: T) => ({ ...d, url: documentUrl(config, d.id) });
-  // Written out rather than spread: a page has up to 100 rows, and V8 copies
-  // `{ ...row, url }` far more slowly than it builds an object field by field.
+  // Responses are built field by field: V8 copies `{ ...row, url }` far more
+  // slowly, and a page has up to 100 rows.
   const summaryWithUrl = ({ id, title, createdAt, updatedAt, threadId }: DocumentSummaryRow) => ({
     id,
     title,
@@ -31,8 +30,18 @@ export function documentService(deps: ServiceDeps) {
     threadId,
     url: documentUrl(config, id),
   });
+  const documentWithUrl = ({ id, title, createdAt, updatedAt, threadId, contentMarkdown, project }: DocumentRow) => ({
+    id,
+    title,
+    createdAt,
+    updatedAt,
+    threadId,
+    contentMarkdown,
+    project,
+    url: documentUrl(config, id),
+  });
   // `updatedAt` is for MCP's results (DESIGN §6); the REST response schemas leave it out.
-  const mutationResult = ({ id, title, threadId, updatedAt }: DocumentMutationRow) => withUrl({ id, title, threadId, updatedAt });
+  const mutationResult = ({ id, title, threadId, updatedAt }: DocumentMutationRow) => ({ id, title, threadId, updatedAt, url: documentUrl(config, id) });
   /** The author a change's revision records (DESIGN §7). */
   const authorOf = (caller: Caller): RevisionAuthor => ({ userId: caller.user.id, keyName: caller.keyName });
   const conflict = (currentUpdatedAt: string | null) =>
@@ -57,7 +66,7 @@ export function documentService(deps: ServiceDeps) {
       const viewer = resolveViewer(caller, organizationId, 'not_found');
       const document = await store.getDocument(viewer, storedId(id));
       if (!document) throw new NotFound('Document not found.');
-      return withUrl(document);
+      return documentWithUrl(document);
     },
 
     async create(caller: Caller, body: { title: string; contentMarkdown: string; projectId?: string; organizationId?: string }) {

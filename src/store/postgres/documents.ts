@@ -10,6 +10,7 @@ import type {
   Viewer,
 } from '../store.js';
 import type { Session } from './database.js';
+import { documentRow, type DocumentColumns } from '../document-row.js';
 import { documentLexemes, outsideProjectsWordSql, projectWordSql, scopeQuerySql, termsQuery } from './search.js';
 import {
   contentVisible,
@@ -138,11 +139,8 @@ export function documentQueries(db: Session) {
     listDocuments: list,
 
     async getDocument(viewer: Viewer, id: string): Promise<DocumentRow | null> {
-      type Got = DocumentSummaryRow & { contentMarkdown: string; projectId: string | null; projectName: string | null };
-      const r = (await db.query<Got>(GET, params(viewer, id))).rows[0];
-      if (r === undefined) return null;
-      const { projectId, projectName, ...document } = r;
-      return { ...document, project: projectId === null ? null : { id: projectId, name: projectName ?? '' } };
+      const r = (await db.query<DocumentColumns>(GET, params(viewer, id))).rows[0];
+      return r === undefined ? null : documentRow(r);
     },
 
     async createDocument(viewer: Viewer, doc: NewDocument, now: string): Promise<DocumentMutationRow | null> {

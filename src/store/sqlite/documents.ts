@@ -10,6 +10,7 @@ import type {
   Viewer,
 } from '../store.js';
 import type { Db } from './database.js';
+import { documentRow, type DocumentColumns } from '../document-row.js';
 import { ftsMatch, outsideProjectsToken, projectToken, scopeTokens, wholeWords, withinScope, workspaceToken } from './search.js';
 import { contentVisible, NEW_CONTENT_WORKSPACE, VISIBLE_PROJECT_IDS, viewerParams as params } from './visibility.js';
 import { revisionWriter } from './revisions.js';
@@ -164,12 +165,8 @@ export function documentQueries(db: Db, writes: StoreWrites) {
     },
 
     async getDocument(viewer: Viewer, id: string): Promise<DocumentRow | null> {
-      const r = getStmt.get(params(viewer, { id })) as
-        | (DocumentSummaryRow & { contentMarkdown: string; projectId: string | null; projectName: string | null })
-        | undefined;
-      if (!r) return null;
-      const { projectId, projectName, ...document } = r;
-      return { ...document, project: projectId === null ? null : { id: projectId, name: projectName ?? '' } };
+      const r = getStmt.get(params(viewer, { id })) as DocumentColumns | undefined;
+      return r === undefined ? null : documentRow(r);
     },
 
     createDocument(viewer: Viewer, doc: NewDocument, now: string): Promise<DocumentMutationRow | null> {
