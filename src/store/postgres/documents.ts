@@ -10,7 +10,7 @@ import type {
   Viewer,
 } from '../store.js';
 import type { Session } from './database.js';
-import { documentRow, type DocumentColumns } from '../document-row.js';
+import { documentRow, type DocumentColumns } from '../rows.js';
 import { documentLexemes, outsideProjectsWordSql, projectWordSql, scopeQuerySql, termsQuery } from './search.js';
 import {
   contentVisible,

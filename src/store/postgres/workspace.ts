@@ -1,5 +1,6 @@
 import type { ChatRow, ListChatsQuery, Principal, ProjectRow, TemplateRow, Viewer } from '../store.js';
 import { principalOf, type PrincipalRow } from '../principal.js';
+import { chatRow, type ChatColumns } from '../rows.js';
 import type { Session } from './database.js';
 import { contentVisible, outsideProjectsVisible, projectVisible, templateVisible, VISIBLE_PROJECT_IDS, viewerParams as params } from './visibility.js';
 
@@ -83,12 +84,8 @@ export function workspaceQueries(db: Session) {
     },
 
     async listChats(viewer: Viewer, query: ListChatsQuery): Promise<ChatRow[]> {
-      type Listed = Omit<ChatRow, 'project'> & { projectId: string | null; projectName: string | null };
-      const { rows } = await db.query<Listed>(CHATS, params(viewer, query.projectId ?? null, query.titleContains ?? null, query.limit));
-      return rows.map(({ projectId, projectName, ...chat }) => ({
-        ...chat,
-        project: projectId === null ? null : { id: projectId, name: projectName ?? '' },
-      }));
+      const { rows } = await db.query<ChatColumns>(CHATS, params(viewer, query.projectId ?? null, query.titleContains ?? null, query.limit));
+      return rows.map(chatRow);
     },
   };
 }

@@ -10,7 +10,7 @@ import type {
   Viewer,
 } from '../store.js';
 import type { Db } from './database.js';
-import { documentRow, type DocumentColumns } from '../document-row.js';
+import { documentRow, type DocumentColumns } from '../rows.js';
 import { ftsMatch, outsideProjectsToken, projectToken, scopeTokens, wholeWords, withinScope, workspaceToken } from './search.js';
 import { contentVisible, NEW_CONTENT_WORKSPACE, VISIBLE_PROJECT_IDS, viewerParams as params } from './visibility.js';
 import { revisionWriter } from './revisions.js';

@@ -1,5 +1,6 @@
 import type { ChatRow, ListChatsQuery, Principal, ProjectRow, TemplateRow, Viewer } from '../store.js';
 import { principalOf, type PrincipalRow } from '../principal.js';
+import { chatRow, type ChatColumns } from '../rows.js';
 import type { Db } from './database.js';
 import { contentVisible, projectVisible, templateVisible, viewerParams as params } from './visibility.js';
 import type { StoreWrites } from './writes.js';
@@ -74,7 +75,7 @@ export function workspaceQueries(db: Db, writes: StoreWrites) {
 
     async listProjects(viewer: Viewer, limit: number): Promise<ProjectRow[]> {
       const rows = projectsStmt.all(params(viewer, { limit })) as (Omit<ProjectRow, 'isSharedWithYou'> & { isSharedWithYou: number })[];
-      return rows.map((r) => ({ ...r, isSharedWithYou: asBoolean(r.isSharedWithYou) }));
+      return rows.map((r) => ({ id: r.id, name: r.name, description: r.description, createdAt: r.createdAt, isSharedWithYou: asBoolean(r.isSharedWithYou) }));
     },
 
     async listTemplates(viewer: Viewer, includeSystem: boolean, limit: number): Promise<TemplateRow[]> {
@@ -82,17 +83,14 @@ export function workspaceQueries(db: Db, writes: StoreWrites) {
         isSystem: number;
         isDefault: number;
       })[];
-      return rows.map((r) => ({ ...r, isSystem: asBoolean(r.isSystem), isDefault: asBoolean(r.isDefault) }));
+      return rows.map((r) => ({ id: r.id, title: r.title, description: r.description, isSystem: asBoolean(r.isSystem), isDefault: asBoolean(r.isDefault) }));
     },
 
     async listChats(viewer: Viewer, query: ListChatsQuery): Promise<ChatRow[]> {
       const rows = chatsStmt.all(
         params(viewer, { pid: query.projectId ?? null, title: query.titleContains ?? null, limit: query.limit }),
-      ) as (Omit<ChatRow, 'project'> & { projectId: string | null; projectName: string | null })[];
-      return rows.map(({ projectId, projectName, ...chat }) => ({
-        ...chat,
-        project: projectId === null ? null : { id: projectId, name: projectName ?? '' },
-      }));
+      ) as ChatColumns[];
+      return rows.map(chatRow);
     },
   };
 }
