@@ -109,7 +109,7 @@ export function documentLexemes(title: string, content: string, workspaceId: str
   const words = new Set<string>();
   wordsOf(title, words);
   wordsOf(content, words);
-  // In UTF-16 order, as sort() without a comparator, which is slower.
+  // UTF-16 order, which sort() without a comparator also gives, more slowly.
   const sorted = [...words].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   // In sorted order, the words a word begins follow it at once.
   let kept = sorted.filter((word, i) => !sorted[i + 1]?.startsWith(word));
