@@ -54,12 +54,14 @@ function clip(word: string): string {
  * A document in no project has `n<workspace>`, one in a project
  * `p<project>`: the two places visibility.ts tells apart.
  */
-const outsideProjectsWord = (workspaceId: string): string => `${SCOPE_MARK}n${workspaceId}`;
-const projectWord = (projectId: string): string => `${SCOPE_MARK}p${projectId}`;
+const OUTSIDE_PROJECTS = `${SCOPE_MARK}n`;
+const IN_PROJECT = `${SCOPE_MARK}p`;
+const outsideProjectsWord = (workspaceId: string): string => OUTSIDE_PROJECTS + workspaceId;
+const projectWord = (projectId: string): string => IN_PROJECT + projectId;
 
 /** The same words in SQL, of a text expression that names a workspace or a project. */
-export const outsideProjectsWordSql = (workspaceId: string): string => `'${SCOPE_MARK}n' || ${workspaceId}`;
-export const projectWordSql = (projectId: string): string => `'${SCOPE_MARK}p' || ${projectId}`;
+export const outsideProjectsWordSql = (workspaceId: string): string => `'${OUTSIDE_PROJECTS}' || ${workspaceId}`;
+export const projectWordSql = (projectId: string): string => `'${IN_PROJECT}' || ${projectId}`;
 
 /**
  * Prefix words: each document also holds the first one and the first two
