@@ -146,6 +146,39 @@ export function searchContract(open: OpenStore): void {
       assert.deepEqual(await search(other, 'projword', theirs.id), expected(other, 'projword', theirs.id));
     });
 
+    it("finds only the viewer's documents whether a word is in a few documents or in many", async () => {
+      // A store may plan a search by how many documents hold its words
+      // (SQLite's FEW_MATCHES): each word here is in either side of any
+      // such line, mostly in documents the viewer cannot see.
+      const me = await someone();
+      const team = await h.make.org();
+      await h.make.member(team.id, me.userId);
+      await h.make.member(team.id, other.userId);
+      const inTeam = { ...me, orgId: team.id };
+      const project = await h.make.project(other.userId);
+      await h.make.share(project.id, me.userId);
+      const mine = [
+        await h.make.doc(me, { contentMarkdown: 'manyword fewword' }),
+        await h.make.doc(other, { contentMarkdown: 'manyword fewword shared', projectId: project.id }),
+        await h.make.doc(inTeam, { contentMarkdown: 'manyword fewword team' }),
+      ];
+      for (let i = 0; i < 80; i++) {
+        await h.make.doc(i % 2 === 0 ? other : { ...other, orgId: team.id }, { contentMarkdown: `manyword ${i % 10 === 0 ? 'fewword' : ''}` });
+      }
+      await h.make.doc(me, { contentMarkdown: 'manyword last' });
+      for (const viewer of [me, inTeam, other]) {
+        for (const q of ['manyword', 'fewword', 'manyword fewword', 'fewword many', 'manyword fewword shared']) {
+          assert.deepEqual(await search(viewer, q), expected(viewer, q), `"${q}"`);
+          const page = (await h.store.listDocuments(viewer, { limit: 2, terms: searchTerms(q) })).map((d) => d.id);
+          assert.deepEqual(page, expected(viewer, q).slice(0, 2), `"${q}", first page`);
+        }
+        assert.deepEqual(await search(viewer, 'fewword', project.id), expected(viewer, 'fewword', project.id));
+      }
+      assert.deepEqual(await search(me, 'fewword'), [mine[1]!.id, mine[0]!.id]);
+      assert.deepEqual(await search(inTeam, 'fewword'), [mine[2]!.id]);
+      assert.equal((await search(other, 'manyword')).length, 41);
+    });
+
     it('treats empty terms as no search', async () => {
       const all = h.model.visibleDocuments(me).map((d) => d.id);
       assert.deepEqual((await h.store.listDocuments(me, { limit: ALL, terms: [] })).map((d) => d.id), all);

@@ -11,7 +11,7 @@ import type {
 } from '../store.js';
 import type { Db } from './database.js';
 import { documentRow, type DocumentColumns } from '../rows.js';
-import { ftsMatch, outsideProjectsToken, projectToken, scopeTokens, wholeWords, withinScope, workspaceToken } from './search.js';
+import { fewMatches, ftsMatch, outsideProjectsToken, projectToken, scopeTokens, wholeWords, withinScope, workspaceToken } from './search.js';
 import { contentVisible, NEW_CONTENT_WORKSPACE, VISIBLE_PROJECT_IDS, viewerParams as params } from './visibility.js';
 import { revisionWriter } from './revisions.js';
 import type { StoreWrites } from './writes.js';
@@ -37,13 +37,16 @@ const summary = ([id, title, createdAt, updatedAt, threadId]: WalkedRow): Docume
 export function documentQueries(db: Db, writes: StoreWrites) {
   const { index, write } = writes;
   const whole = wholeWords(db);
+  const few = fewMatches(db);
 
   /**
    * Lists and searches walk the search index newest write first: its rowid
    * is -seq, and every write gives its document the next seq. The match is
    * restricted to the viewer's scope tokens (where the content it may see
    * lives), with the search terms if any, and every row is checked against
-   * the visibility rule.
+   * the visibility rule. A search whose words are in few documents
+   * (fewMatches) walks their matches alone: the visibility rule, checked on
+   * every row either way, is then all that decides what the viewer gets.
    */
   const walkStatement = (project: boolean) =>
     db.prepare(
@@ -90,6 +93,10 @@ export function documentQueries(db: Db, writes: StoreWrites) {
     return [own, ...projects.map(projectToken)];
   }
 
+  /** The scope tokens of a list: the viewer's, or the project's. */
+  const scopeOf = (viewer: Viewer, query: ListDocumentsQuery): string[] =>
+    query.projectId === undefined ? viewerTokens(viewer) : [projectToken(query.projectId)];
+
   /** The seq and high-water time of a document written now with this sort time (see migrations.ts). */
   function nextPlace(sortAt: string): { seq: number; highWater: string } {
     const last = lastWritten.get() as { seq: number; high_water_at: string } | undefined;
@@ -107,8 +114,13 @@ export function documentQueries(db: Db, writes: StoreWrites) {
    */
   const list = db.transaction((viewer: Viewer, query: ListDocumentsQuery): DocumentSummaryRow[] => {
     const terms = query.terms ?? [];
-    const tokens = query.projectId === undefined ? viewerTokens(viewer) : [projectToken(query.projectId)];
-    const match = withinScope(terms.length === 0 ? null : ftsMatch(terms, whole(terms)), tokens);
+    let match: string;
+    if (terms.length === 0) match = withinScope(null, scopeOf(viewer, query));
+    else {
+      const wholeTerms = whole(terms);
+      const termsMatch = ftsMatch(terms, wholeTerms);
+      match = few(terms, wholeTerms) ? termsMatch : withinScope(termsMatch, scopeOf(viewer, query));
+    }
     const statement = query.projectId === undefined ? walk.all : walk.project;
     const rows: WalkedRow[] = [];
     // The `limit` newest sort times seen, newest first.

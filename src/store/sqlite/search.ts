@@ -72,6 +72,30 @@ export function scopeTokens(workspaceId: string, projectId: string | null): stri
   return `${workspaceToken(workspaceId)} ${projectId === null ? outsideProjectsToken(workspaceId) : projectToken(projectId)}`;
 }
 
+/**
+ * The most documents a search's whole words may match for the walk to read
+ * them all, checking each against the visibility rule, rather than the
+ * intersection of the terms with the viewer's scope tokens. FTS5 intersects
+ * by stepping through both lists, and a scope token of a large workspace
+ * lists thousands of documents, so that a word in a few documents is found
+ * several times faster alone. Past this many, the scope tokens are cheaper.
+ */
+export const FEW_MATCHES = 32;
+
+/**
+ * Whether the whole words among `terms` (wholeWords) match at most
+ * FEW_MATCHES documents. FTS5 reads a word's list lazily, so this reads at
+ * most one row more; prefix terms are left out, since FTS5 would read their
+ * merged lists whole, once here and once again in the walk.
+ */
+export function fewMatches(db: Db) {
+  const count = db.prepare(`SELECT count(*) FROM (SELECT 1 FROM documents_fts WHERE documents_fts MATCH ? LIMIT ${FEW_MATCHES + 1})`).pluck();
+  return (terms: readonly string[], whole: ReadonlySet<string>): boolean => {
+    const words = terms.filter((t) => whole.has(t));
+    return words.length > 0 && (count.get(ftsMatch(words, whole)) as number) <= FEW_MATCHES;
+  };
+}
+
 /** A match of documents carrying any of the tokens, and of `terms` if there are any (ftsMatch). */
 export function withinScope(terms: string | null, tokens: readonly string[]): string {
   const scope = `(${tokens.map((t) => `"${t}"`).join(' OR ')})`;
