@@ -44,7 +44,9 @@ export async function serve(configured: Config): Promise<FastifyInstance> {
       ),
     onReindex: (from, to) =>
       process.stderr.write(
-        `Folio: rebuilding the search index for Unicode ${to} (${from === null ? 'it does not say which Unicode version it was built with' : `it was built with Unicode ${from}`}); about 30 s per 100,000 documents…\n`,
+        from === to
+          ? `Folio: rebuilding the search index, which an earlier version of Folio built otherwise; about 30 s per 100,000 documents…\n`
+          : `Folio: rebuilding the search index for Unicode ${to} (${from === null ? 'it does not say which Unicode version it was built with' : `it was built with Unicode ${from}`}); about 30 s per 100,000 documents…\n`,
       ),
   }).catch(async (err: unknown) => {
     await limiter?.close();

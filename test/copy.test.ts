@@ -9,7 +9,7 @@ import { run } from '../src/cli/program.js';
 import type { Config } from '../src/config.js';
 import { COPIED_TABLES, type TableCounts } from '../src/store/copy.js';
 import { openStore } from '../src/store/open.js';
-import { documentLexemes } from '../src/store/postgres/search.js';
+import { documentLexemes, searchVectorSql } from '../src/store/postgres/search.js';
 import type { Store } from '../src/store/store.js';
 import { call, factories, queryRows, TEST_DATABASE, testClock, testConfig } from './helpers.js';
 import { createTestDatabase, POSTGRES_SKIPPED, postgresUrl, type TestDatabase } from './postgres.js';
@@ -277,7 +277,8 @@ describe('folio copy --to postgres://…', { skip }, () => {
         'SELECT id, title, content, workspace_id, project_id, search::text AS search FROM documents',
       );
       for (const d of rows) {
-        const [expected] = await queryRows<{ search: string }>(targetConfig, 'SELECT array_to_tsvector(?::text[])::text AS search', documentLexemes(d.title, d.content, d.workspace_id, d.project_id));
+        const lexemes = documentLexemes(d.title, d.content, d.workspace_id, d.project_id);
+        const [expected] = await queryRows<{ search: string }>(targetConfig, `SELECT ${searchVectorSql('?::text[]', '?::text')}::text AS search`, lexemes, d.workspace_id);
         assert.equal(d.search, expected!.search, `the search words of ${d.id}`);
       }
 

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import pg from 'pg';
-import { foldText, searchTerms } from '../src/domain/search.js';
+import { foldText, SCOPE_MARK, searchTerms } from '../src/domain/search.js';
 import { InvalidRequest } from '../src/errors.js';
 import { migrations } from '../src/store/postgres/migrations.js';
 import { SEARCH } from '../src/store/postgres/documents.js';
@@ -17,7 +17,7 @@ import { holdsTerms } from './store-contract/model.js';
  * What the PostgreSQL store does beyond the Store contract
  * (test/store-contract/), which it passes as SQLite does: migrations when
  * several instances start at once, the search words made again for another
- * Unicode version, PostgreSQL's limits, and transactions.
+ * Unicode version or design, PostgreSQL's limits, and transactions.
  */
 
 async function sql(url: string, text: string, values: unknown[] = []): Promise<Record<string, unknown>[]> {
@@ -81,6 +81,33 @@ if (server === null) {
           assert.deepEqual(heard, [['1.0', process.versions.unicode]]);
           assert.deepEqual(await found(again, viewer, 'ελληνικα καλημ'), [doc!.id]);
           assert.deepEqual(await found(again, viewer, 'outdated'), []);
+        } finally {
+          await again.close();
+        }
+      } finally {
+        await database.drop();
+      }
+    });
+
+    it('makes the search words again when an earlier version of Folio made them without workspace words', async () => {
+      const database = await createTestDatabase(server);
+      try {
+        const url = await database.schemaUrl();
+        const first = await openPostgresStore(url);
+        const viewer = await someone(first);
+        const project = await first.createProject({ creatorId: viewer.userId, orgId: null, name: 'Mine', description: null, now: '2026-01-01T00:00:00.000Z' });
+        const outside = await first.createDocument(viewer, newDocument('Outside', 'earlierwords'), '2026-01-01T00:00:01.000Z');
+        const inside = await first.createDocument(viewer, { ...newDocument('Inside', 'earlierwords'), projectId: project.id }, '2026-01-01T00:00:02.000Z');
+        assert.deepEqual(await found(first, viewer, 'earlierwords'), [inside!.id, outside!.id]);
+        await first.close();
+        // As the first design of the words left them: no workspace word, no record of the design.
+        await sql(url, `DELETE FROM search_index_facts WHERE name = 'words'`);
+        await sql(url, `UPDATE documents SET search = ts_delete(search, chr(${SCOPE_MARK.codePointAt(0)}) || 'w' || workspace_id)`);
+        const heard: [string | null, string][] = [];
+        const again = await openPostgresStore(url, { onReindex: (from, to) => heard.push([from, to]) });
+        try {
+          assert.deepEqual(heard, [[process.versions.unicode, process.versions.unicode]]);
+          assert.deepEqual(await found(again, viewer, 'earlierwords'), [inside!.id, outside!.id]);
         } finally {
           await again.close();
         }

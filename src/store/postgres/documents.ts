@@ -11,7 +11,7 @@ import type {
 } from '../store.js';
 import type { Session } from './database.js';
 import { documentRow, type DocumentColumns } from '../rows.js';
-import { documentLexemes, outsideProjectsWordSql, projectWordSql, scopeQuerySql, termsQuery } from './search.js';
+import { documentLexemes, outsideProjectsWordSql, projectWordSql, scopeQuerySql, searchVectorSql, termsQuery, workspaceWordSql } from './search.js';
 import {
   contentVisible,
   NEW_CONTENT_WORKSPACE,
@@ -45,7 +45,7 @@ const LIST_PROJECT = `SELECT ${SUMMARY} FROM documents d WHERE d.project_id = $3
 /**
  * A search: the GIN index gives every document that holds the terms ($3,
  * termsQuery) and carries the scope word of one of the viewer's places
- * (its workspace, its projects: scopeQuerySql), read by
+ * (visiblePlaces, scopeQuerySql), read by
  * folio_documents_matching (migration 2), and only those are sorted;
  * PostgreSQL never walks the documents newest first testing each one's
  * words, which reads every document of the place for a rare word. The rows
@@ -54,7 +54,7 @@ const LIST_PROJECT = `SELECT ${SUMMARY} FROM documents d WHERE d.project_id = $3
  * project, its id ($5), the one place searched.
  */
 const search = (inProject: boolean) => {
-  const places = inProject ? `SELECT ${projectWordSql('$5::text')} AS word` : visiblePlaces(outsideProjectsWordSql, projectWordSql);
+  const places = inProject ? `SELECT ${projectWordSql('$5::text')} AS word` : visiblePlaces({ workspace: workspaceWordSql, outside: outsideProjectsWordSql, project: projectWordSql });
   return `SELECT ${SUMMARY} FROM folio_documents_matching($3::tsquery && ${scopeQuerySql(places)}) d
   WHERE ${contentVisible('d')}${inProject ? ' AND d.project_id = $5::text' : ''}
   ${NEWEST_FIRST} LIMIT $4`;
@@ -69,7 +69,7 @@ const GET = `SELECT ${SUMMARY}, d.content AS "contentMarkdown", d.project_id AS 
 /** A creation and its revision 1, in one statement; no row when the scope or the project is not open to the viewer. */
 const CREATE = `WITH doc AS (
     INSERT INTO documents (id, workspace_id, creator_id, project_id, thread_id, title, content, created_at, search)
-    SELECT $4, w.workspace, $1, $3::text, $5, $6, $7, $8, array_to_tsvector($9::text[])
+    SELECT $4, w.workspace, $1, $3::text, $5, $6, $7, $8, ${searchVectorSql('$9::text[]', 'w.workspace')}
     FROM (${NEW_CONTENT_WORKSPACE}) AS w (workspace) WHERE w.workspace IS NOT NULL
     RETURNING id
   ), revision AS (
@@ -90,7 +90,7 @@ const CURRENT = `SELECT d.updated_at, d.title, d.workspace_id, d.project_id FROM
  * document's newest while its row is locked, so numbers never collide.
  */
 const REPLACE = `WITH doc AS (
-    UPDATE documents d SET title = $4, content = $5, updated_at = $6, search = array_to_tsvector($7::text[])
+    UPDATE documents d SET title = $4, content = $5, updated_at = $6, search = ${searchVectorSql('$7::text[]', 'd.workspace_id')}
     WHERE d.id = $3 AND d.updated_at IS NOT DISTINCT FROM $8::timestamptz AND ${contentVisible('d')}
     RETURNING d.id, d.title, d.thread_id, d.updated_at
   ), revision AS (

@@ -3,7 +3,7 @@ import { UsageError } from '../../errors.js';
 import { COPIED_TABLES, type CopiedTable, type CopyRows, type CopySource, type TableCounts } from '../copy.js';
 import { openPool, postgresName, transactionOn, type Session } from './database.js';
 import { migrate } from './migrate.js';
-import { documentLexemes } from './search.js';
+import { documentLexemes, searchVectorSql } from './search.js';
 
 /**
  * Each table's rows, sent as one JSON array per batch and read back as
@@ -39,7 +39,7 @@ const INSERTS: { [T in CopiedTable]: string } = {
     AS v (id text, "workspaceId" text, "creatorId" text, "projectId" text, title text, "titleFolded" text, "messageCount" integer,
           "createdAt" timestamptz, "updatedAt" timestamptz)`,
   documents: `INSERT INTO documents (id, workspace_id, creator_id, project_id, thread_id, title, content, created_at, updated_at, search)
-    SELECT id, "workspaceId", "creatorId", "projectId", "threadId", title, content, "createdAt", "updatedAt", array_to_tsvector(lexemes)
+    SELECT id, "workspaceId", "creatorId", "projectId", "threadId", title, content, "createdAt", "updatedAt", ${searchVectorSql('lexemes', '"workspaceId"')}
     FROM jsonb_to_recordset($1::jsonb)
     AS v (id text, "workspaceId" text, "creatorId" text, "projectId" text, "threadId" text, title text, content text,
           "createdAt" timestamptz, "updatedAt" timestamptz, lexemes text[])`,

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { clientSession, poolSession, transactionOn, type Session } from './database.js';
 import { migrations } from './migrations.js';
-import { refoldIfUnicodeChanged, SEARCH_UNICODE, type ReindexNotice } from './reindex.js';
+import { refoldIfStale, searchWordsCurrent, searchWordsMadeWith, type ReindexNotice } from './reindex.js';
 
 /** Told before migrating, from which schema version to which. */
 export type MigrationNotice = (from: number, to: number) => void;
@@ -20,15 +20,14 @@ const VERSIONS = `CREATE TABLE IF NOT EXISTS folio_schema_versions (
   applied_at  timestamptz NOT NULL DEFAULT now()
 )`;
 
-/** The schema version, 0 before the first migration; and whether the search words were made with this Node.js's Unicode. */
+/** The schema version, 0 before the first migration; and whether the search words are made as this Folio and Node.js make them. */
 async function state(db: Session): Promise<{ version: number; current: boolean }> {
   const { rows } = await db.query<{ exists: boolean }>(`SELECT to_regclass('folio_schema_versions') IS NOT NULL AS exists`);
   if (!rows[0]!.exists) return { version: 0, current: false };
   const version = (await db.query<{ version: number }>('SELECT coalesce(max(version), 0) AS version FROM folio_schema_versions')).rows[0]!.version;
   // Migration 1 makes search_index_facts.
   if (version === 0) return { version, current: false };
-  const facts = await db.query<{ value: string }>(`SELECT value FROM search_index_facts WHERE name = 'unicode'`);
-  return { version, current: facts.rows[0]?.value === SEARCH_UNICODE };
+  return { version, current: searchWordsCurrent(await searchWordsMadeWith(db)) };
 }
 
 /** Folio's text is Unicode: a database of another encoding would refuse or mangle it, request by request. */
@@ -41,7 +40,7 @@ async function requireUtf8(db: Session): Promise<void> {
  * Brings the schema up to date, each migration in a transaction of its
  * own, recorded in folio_schema_versions; then makes the search words and
  * folded chat titles again if they were made with another Unicode version
- * than this Node.js's (reindex.ts). Up to date, as almost always, it takes
+ * than this Node.js's or by another design (reindex.ts). Up to date, as almost always, it takes
  * no lock.
  */
 export async function migrate(pool: pg.Pool, onMigrate?: MigrationNotice, onReindex?: ReindexNotice): Promise<void> {
@@ -63,7 +62,7 @@ export async function migrate(pool: pg.Pool, onMigrate?: MigrationNotice, onRein
         await tx.query('INSERT INTO folio_schema_versions (version) VALUES ($1)', [i + 1]);
       });
     }
-    await transactionOn(client, (tx) => refoldIfUnicodeChanged(tx, version > 0, onReindex));
+    await transactionOn(client, (tx) => refoldIfStale(tx, version > 0, onReindex));
     await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
   } catch (err) {
     failure = err instanceof Error ? err : new Error(String(err));

@@ -1,6 +1,6 @@
 import { foldTitle } from '../../domain/search.js';
 import type { Session } from './database.js';
-import { documentLexemes } from './search.js';
+import { documentLexemes, searchVectorSql, SEARCH_WORDS } from './search.js';
 
 /**
  * The Unicode version of Folio's folding (foldText, foldTitle): Node.js's
@@ -10,31 +10,45 @@ import { documentLexemes } from './search.js';
  */
 export const SEARCH_UNICODE: string = process.versions.unicode ?? 'unknown';
 
-/** Told before the search words are made again: the Unicode version they were made with (null: not recorded) and this Node.js's. */
+/** Told before the search words are made again: the Unicode version they were made with (null: not recorded) and this Node.js's; the same twice when Folio makes them otherwise now. */
 export type ReindexNotice = (from: string | null, to: string) => void;
 
 /** Rows per statement: documents are read whole to make their words again. */
 const BATCH = 100;
 
+/** What the search words were made with, as search_index_facts records it (null: not recorded). */
+export async function searchWordsMadeWith(db: Session): Promise<{ unicode: string | null; words: string | null }> {
+  const { rows } = await db.query<{ name: string; value: string }>(`SELECT name, value FROM search_index_facts WHERE name IN ('unicode', 'words')`);
+  const fact = (name: string) => rows.find((r) => r.name === name)?.value ?? null;
+  return { unicode: fact('unicode'), words: fact('words') };
+}
+
+/** Whether the search words are made as this Folio and this Node.js make them. */
+export const searchWordsCurrent = (made: { unicode: string | null; words: string | null }): boolean =>
+  made.unicode === SEARCH_UNICODE && made.words === SEARCH_WORDS;
+
 /**
  * Inside the migrations' transaction: if the search words were made with
- * another Unicode version than this Node.js's, makes every document's words
- * and every chat's folded title again, then records the version. A schema
- * made by this very run (`existed` false) has nothing to make again. Two
- * processes of different Node.js versions on one database would do it in
- * turns, each time one of them starts, as with SQLite.
+ * another Unicode version than this Node.js's, or by another design of
+ * them (SEARCH_WORDS; none recorded is the first), makes every document's
+ * words and every chat's folded title again, telling `onReindex` first
+ * (with the same Unicode version twice when only the design changed), then
+ * records both. A schema made by this very run (`existed` false) has
+ * nothing to make again. Two processes of different Node.js versions on one
+ * database would do it in turns, each time one of them starts, as with SQLite.
  */
-export async function refoldIfUnicodeChanged(db: Session, existed: boolean, onReindex?: ReindexNotice): Promise<void> {
-  const built = (await db.query<{ value: string }>(`SELECT value FROM search_index_facts WHERE name = 'unicode'`)).rows[0]?.value ?? null;
-  if (built === SEARCH_UNICODE) return;
+export async function refoldIfStale(db: Session, existed: boolean, onReindex?: ReindexNotice): Promise<void> {
+  const made = await searchWordsMadeWith(db);
+  if (searchWordsCurrent(made)) return;
   if (existed) {
-    onReindex?.(built, SEARCH_UNICODE);
+    onReindex?.(made.unicode, SEARCH_UNICODE);
     await refoldDocuments(db);
     await refoldChats(db);
   }
   await db.query(
-    `INSERT INTO search_index_facts (name, value) VALUES ('unicode', $1) ON CONFLICT (name) DO UPDATE SET value = excluded.value`,
-    [SEARCH_UNICODE],
+    `INSERT INTO search_index_facts (name, value) VALUES ('unicode', $1), ('words', $2)
+     ON CONFLICT (name) DO UPDATE SET value = excluded.value`,
+    [SEARCH_UNICODE, SEARCH_WORDS],
   );
 }
 
@@ -49,7 +63,7 @@ async function refoldDocuments(db: Session): Promise<void> {
     if (rows.length === 0) return;
     const words = rows.map((d) => ({ id: d.id, lexemes: documentLexemes(d.title, d.content, d.workspace_id, d.project_id) }));
     await db.query(
-      `UPDATE documents d SET search = array_to_tsvector(v.lexemes)
+      `UPDATE documents d SET search = ${searchVectorSql('v.lexemes', 'd.workspace_id')}
        FROM jsonb_to_recordset($1::jsonb) AS v (id text, lexemes text[]) WHERE d.id = v.id`,
       [JSON.stringify(words)],
     );

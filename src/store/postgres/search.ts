@@ -52,16 +52,39 @@ function clip(word: string): string {
  * begins with SCOPE_MARK, which no word and no term holds
  * (src/domain/search.ts), so that text can neither forge nor find them.
  * A document in no project has `n<workspace>`, one in a project
- * `p<project>`: the two places visibility.ts tells apart.
+ * `p<project>`: the two places visibility.ts tells apart. Every document
+ * also has `w<workspace>`, which stands for a whole personal workspace in
+ * one word where its owner searches (visiblePlaces): GIN reads each word
+ * of a query's OR apart, and an owner may have dozens of projects.
  */
+const IN_WORKSPACE = `${SCOPE_MARK}w`;
 const OUTSIDE_PROJECTS = `${SCOPE_MARK}n`;
 const IN_PROJECT = `${SCOPE_MARK}p`;
 const outsideProjectsWord = (workspaceId: string): string => OUTSIDE_PROJECTS + workspaceId;
 const projectWord = (projectId: string): string => IN_PROJECT + projectId;
 
 /** The same words in SQL, of a text expression that names a workspace or a project. */
+export const workspaceWordSql = (workspaceId: string): string => `'${IN_WORKSPACE}' || ${workspaceId}`;
 export const outsideProjectsWordSql = (workspaceId: string): string => `'${OUTSIDE_PROJECTS}' || ${workspaceId}`;
 export const projectWordSql = (projectId: string): string => `'${IN_PROJECT}' || ${projectId}`;
+
+/**
+ * A document's tsvector in SQL: `lexemes` (documentLexemes, a text[]
+ * expression) and the workspace word of `workspaceId`, added here because
+ * a creation learns its workspace only in SQL (NEW_CONTENT_WORKSPACE).
+ */
+export const searchVectorSql = (lexemes: string, workspaceId: string): string =>
+  `array_to_tsvector(array_append(${lexemes}, ${workspaceWordSql(workspaceId)}))`;
+
+/** Room kept in a tsvector for the workspace word searchVectorSql adds: far more than any id takes. */
+const WORKSPACE_WORD_BYTES = 256;
+
+/**
+ * Which design of the words documentLexemes makes, recorded with the
+ * index (reindex.ts), so that words made by an earlier design are made
+ * again: 1 had no workspace words.
+ */
+export const SEARCH_WORDS = '2';
 
 /**
  * Prefix words: each document also holds the first one and the first two
@@ -101,8 +124,8 @@ function wordsOf(text: string, into: Set<string>): void {
 }
 
 /**
- * The lexemes of a document's tsvector: its scope word, its prefix words
- * and its words. A word that begins another adds nothing, since every term
+ * The lexemes of a document's tsvector but its workspace word
+ * (searchVectorSql): its place's scope word, its prefix words and its words. A word that begins another adds nothing, since every term
  * is looked up as a prefix, and is left out. A document whose words still
  * exceed what a tsvector holds keeps its shortest (PostgreSQL's limit): the
  * words of prose before the long strings of an embedded file.
@@ -122,8 +145,11 @@ export function documentLexemes(title: string, content: string, workspaceId: str
     starts.add(word.slice(0, first));
     if (word.length > first) starts.add(word.slice(0, first + (word.codePointAt(first)! > 0xffff ? 2 : 1)));
   }
-  const internal = [projectId === null ? outsideProjectsWord(workspaceId) : projectWord(projectId), ...[...starts].map(prefixWord)];
-  let room = VECTOR_BYTES - internal.reduce((bytes, word) => bytes + Buffer.byteLength(word), 0);
+  const internal = [
+    projectId === null ? outsideProjectsWord(workspaceId) : projectWord(projectId),
+    ...[...starts].map(prefixWord),
+  ];
+  let room = VECTOR_BYTES - WORKSPACE_WORD_BYTES - internal.reduce((bytes, word) => bytes + Buffer.byteLength(word), 0);
   // UTF-8 takes at most 3 bytes per UTF-16 unit: most documents are measured no further.
   const fits = (ws: string[]) => ws.reduce((units, word) => units + word.length, 0) * 3 <= room || ws.reduce((bytes, word) => bytes + Buffer.byteLength(word), 0) <= room;
   if (!fits(kept)) {

@@ -41,14 +41,16 @@ export const outsideProjectsVisible = (t: string) =>
 export const contentVisible = (t: string) => `(${outsideProjectsVisible(t)} OR ${t}.project_id IN (${VISIBLE_PROJECT_IDS}))`;
 
 /**
- * Where the viewer's content may be, a row per place in the column `word`:
- * the scope's workspace (whose content outside projects the viewer sees),
- * as `outside` writes it, and each project visible in the scope, as
- * `project` writes its id. No row when the scope is not open.
+ * Where the viewer's content may be, a row per place in the column `word`,
+ * as `words` writes each: in the personal scope the user's whole workspace
+ * and each project of another's that the user sees; in a team's, the
+ * team's content outside projects and each project the viewer sees there.
+ * No row when the scope is not open. A place may hold more than the viewer
+ * sees: places only narrow a read, which the visibility rule still checks.
  */
-export const visiblePlaces = (outside: (workspace: string) => string, project: (id: string) => string) =>
-  `SELECT ${outside('coalesce($2::text, $1)')} AS word WHERE ${SCOPE_OPEN}
-    UNION ALL SELECT ${project('vp.id')} FROM projects vp WHERE ${projectVisible('vp')}`;
+export const visiblePlaces = (words: { workspace: (id: string) => string; outside: (id: string) => string; project: (id: string) => string }) =>
+  `SELECT CASE WHEN $2::text IS NULL THEN ${words.workspace('$1')} ELSE ${words.outside('$2::text')} END AS word WHERE ${SCOPE_OPEN}
+    UNION ALL SELECT ${words.project('vp.id')} FROM projects vp WHERE ${projectVisible('vp')} AND ($2::text IS NOT NULL OR vp.workspace_id <> $1)`;
 
 /**
  * workspaceForNewContent: the workspace a document created in the scope
