@@ -40,8 +40,8 @@ async function requireUtf8(db: Session): Promise<void> {
  * Brings the schema up to date, each migration in a transaction of its
  * own, recorded in folio_schema_versions; then makes the search words and
  * folded chat titles again if they were made with another Unicode version
- * than this Node.js's or by another design (reindex.ts). Up to date, as almost always, it takes
- * no lock.
+ * than this Node.js's or by another design (reindex.ts). Up to date, as
+ * almost always, it takes no lock.
  */
 export async function migrate(pool: pg.Pool, onMigrate?: MigrationNotice, onReindex?: ReindexNotice): Promise<void> {
   const quick = await state(poolSession(pool));

@@ -80,12 +80,12 @@ export function scopeTokens(workspaceId: string, projectId: string | null): stri
  * lists thousands of documents, so that a word in a few documents is found
  * several times faster alone. Past this many, the scope tokens are cheaper.
  */
-export const FEW_MATCHES = 32;
+const FEW_MATCHES = 32;
 
 /**
  * Whether the whole words among `terms` (wholeWords) match at most
- * FEW_MATCHES documents. FTS5 reads a word's list lazily, so this reads at
- * most one row more; prefix terms are left out, since FTS5 would read their
+ * FEW_MATCHES documents. FTS5 reads a word's list lazily, so this reads
+ * at most FEW_MATCHES + 1 of its rows; prefix terms are left out, since FTS5 would read their
  * merged lists whole, once here and once again in the walk.
  */
 export function fewMatches(db: Db) {
