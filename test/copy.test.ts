@@ -277,8 +277,9 @@ describe('folio copy --to postgres://…', { skip }, () => {
         'SELECT id, title, content, workspace_id, project_id, search::text AS search FROM documents',
       );
       for (const d of rows) {
-        const lexemes = documentLexemes(d.title, d.content, d.workspace_id, d.project_id);
-        const [expected] = await queryRows<{ search: string }>(targetConfig, `SELECT ${searchVectorSql('?::text[]', '?::text')}::text AS search`, lexemes, d.workspace_id);
+        const sql = `SELECT ${searchVectorSql('v.lexemes', 'v.workspace', 'v.project')}::text AS search
+          FROM (SELECT ?::text[] AS lexemes, ?::text AS workspace, ?::text AS project) v`;
+        const [expected] = await queryRows<{ search: string }>(targetConfig, sql, documentLexemes(d.title, d.content), d.workspace_id, d.project_id);
         assert.equal(d.search, expected!.search, `the search words of ${d.id}`);
       }
 

@@ -6,6 +6,10 @@ import type { ChatRow, DocumentRow, DocumentSummaryRow } from './store.js';
  * more slowly, and lists make one for every row.
  */
 
+/** A row's project, read as two columns: its id (null outside projects) and its name. */
+const projectOf = (r: { projectId: string | null; projectName: string | null }) =>
+  r.projectId === null ? null : { id: r.projectId, name: r.projectName ?? '' };
+
 /** A document as both stores read it: its project as two columns. */
 export interface DocumentColumns extends DocumentSummaryRow {
   contentMarkdown: string;
@@ -22,7 +26,7 @@ export function documentRow(r: DocumentColumns): DocumentRow {
     updatedAt: r.updatedAt,
     threadId: r.threadId,
     contentMarkdown: r.contentMarkdown,
-    project: r.projectId === null ? null : { id: r.projectId, name: r.projectName ?? '' },
+    project: projectOf(r),
   };
 }
 
@@ -40,6 +44,6 @@ export function chatRow(r: ChatColumns): ChatRow {
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
     messageCount: r.messageCount,
-    project: r.projectId === null ? null : { id: r.projectId, name: r.projectName ?? '' },
+    project: projectOf(r),
   };
 }

@@ -69,7 +69,7 @@ const GET = `SELECT ${SUMMARY}, d.content AS "contentMarkdown", d.project_id AS 
 /** A creation and its revision 1, in one statement; no row when the scope or the project is not open to the viewer. */
 const CREATE = `WITH doc AS (
     INSERT INTO documents (id, workspace_id, creator_id, project_id, thread_id, title, content, created_at, search)
-    SELECT $4, w.workspace, $1, $3::text, $5, $6, $7, $8, ${searchVectorSql('$9::text[]', 'w.workspace')}
+    SELECT $4, w.workspace, $1, $3::text, $5, $6, $7, $8, ${searchVectorSql('$9::text[]', 'w.workspace', '$3::text')}
     FROM (${NEW_CONTENT_WORKSPACE}) AS w (workspace) WHERE w.workspace IS NOT NULL
     RETURNING id
   ), revision AS (
@@ -79,7 +79,7 @@ const CREATE = `WITH doc AS (
   SELECT id FROM doc`;
 
 /** The document as the viewer sees it, before an update: the state the update is computed from. */
-const CURRENT = `SELECT d.updated_at, d.title, d.workspace_id, d.project_id FROM documents d WHERE d.id = $3 AND ${contentVisible('d')}`;
+const CURRENT = `SELECT d.updated_at, d.title FROM documents d WHERE d.id = $3 AND ${contentVisible('d')}`;
 
 /**
  * Compare and replace, and the revision, in one statement: the row changes
@@ -90,7 +90,7 @@ const CURRENT = `SELECT d.updated_at, d.title, d.workspace_id, d.project_id FROM
  * document's newest while its row is locked, so numbers never collide.
  */
 const REPLACE = `WITH doc AS (
-    UPDATE documents d SET title = $4, content = $5, updated_at = $6, search = ${searchVectorSql('$7::text[]', 'd.workspace_id')}
+    UPDATE documents d SET title = $4, content = $5, updated_at = $6, search = ${searchVectorSql('$7::text[]', 'd.workspace_id', 'd.project_id')}
     WHERE d.id = $3 AND d.updated_at IS NOT DISTINCT FROM $8::timestamptz AND ${contentVisible('d')}
     RETURNING d.id, d.title, d.thread_id, d.updated_at
   ), revision AS (
@@ -115,7 +115,7 @@ export function documentQueries(db: Session) {
   }
 
   async function update(viewer: Viewer, id: string, change: DocumentReplacement, next: (previous: string | null) => string): Promise<UpdateOutcome> {
-    type Current = { updated_at: string | null; title: string; workspace_id: string; project_id: string | null };
+    type Current = { updated_at: string | null; title: string };
     const current = async () => (await db.query<Current>(CURRENT, params(viewer, id))).rows[0];
     const row = await current();
     if (row === undefined) return { status: 'not_found' };
@@ -123,7 +123,7 @@ export function documentQueries(db: Session) {
     const updatedAt = next(row.updated_at);
     // The title read is still the document's when the replacement succeeds: any write since would have changed updatedAt.
     const title = change.title ?? row.title;
-    const lexemes = documentLexemes(title, change.contentMarkdown, row.workspace_id, row.project_id);
+    const lexemes = documentLexemes(title, change.contentMarkdown);
     const author = change.author ?? null;
     const { rows } = await db.query<DocumentMutationRow>(
       REPLACE,
@@ -145,7 +145,7 @@ export function documentQueries(db: Session) {
 
     async createDocument(viewer: Viewer, doc: NewDocument, now: string): Promise<DocumentMutationRow | null> {
       const id = newUuid();
-      const lexemes = documentLexemes(doc.title, doc.contentMarkdown, viewer.orgId ?? viewer.userId, doc.projectId);
+      const lexemes = documentLexemes(doc.title, doc.contentMarkdown);
       const author = doc.author ?? null;
       const { rowCount } = await db.query(
         CREATE,

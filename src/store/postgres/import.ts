@@ -39,7 +39,7 @@ const INSERTS: { [T in CopiedTable]: string } = {
     AS v (id text, "workspaceId" text, "creatorId" text, "projectId" text, title text, "titleFolded" text, "messageCount" integer,
           "createdAt" timestamptz, "updatedAt" timestamptz)`,
   documents: `INSERT INTO documents (id, workspace_id, creator_id, project_id, thread_id, title, content, created_at, updated_at, search)
-    SELECT id, "workspaceId", "creatorId", "projectId", "threadId", title, content, "createdAt", "updatedAt", ${searchVectorSql('lexemes', '"workspaceId"')}
+    SELECT id, "workspaceId", "creatorId", "projectId", "threadId", title, content, "createdAt", "updatedAt", ${searchVectorSql('lexemes', '"workspaceId"', '"projectId"')}
     FROM jsonb_to_recordset($1::jsonb)
     AS v (id text, "workspaceId" text, "creatorId" text, "projectId" text, "threadId" text, title text, content text,
           "createdAt" timestamptz, "updatedAt" timestamptz, lexemes text[])`,
@@ -51,7 +51,7 @@ const INSERTS: { [T in CopiedTable]: string } = {
 /** What the store derives, beside the copied columns. */
 const DERIVE: { [T in CopiedTable]?: (row: CopyRows[T]) => object } = {
   chats: (c) => ({ ...c, titleFolded: c.title === null ? null : foldTitle(c.title) }),
-  documents: (d) => ({ ...d, lexemes: documentLexemes(d.title, d.content, d.workspaceId, d.projectId) }),
+  documents: (d) => ({ ...d, lexemes: documentLexemes(d.title, d.content) }),
 };
 
 /** A row in a message. */

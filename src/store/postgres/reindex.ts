@@ -52,18 +52,18 @@ export async function refoldIfStale(db: Session, existed: boolean, onReindex?: R
   );
 }
 
-type DocumentText = { id: string; title: string; content: string; workspace_id: string; project_id: string | null };
+type DocumentText = { id: string; title: string; content: string };
 
 async function refoldDocuments(db: Session): Promise<void> {
   for (let after = ''; ; ) {
     const { rows } = await db.query<DocumentText>(
-      'SELECT id, title, content, workspace_id, project_id FROM documents WHERE id > $1 ORDER BY id LIMIT $2',
+      'SELECT id, title, content FROM documents WHERE id > $1 ORDER BY id LIMIT $2',
       [after, BATCH],
     );
     if (rows.length === 0) return;
-    const words = rows.map((d) => ({ id: d.id, lexemes: documentLexemes(d.title, d.content, d.workspace_id, d.project_id) }));
+    const words = rows.map((d) => ({ id: d.id, lexemes: documentLexemes(d.title, d.content) }));
     await db.query(
-      `UPDATE documents d SET search = ${searchVectorSql('v.lexemes', 'd.workspace_id')}
+      `UPDATE documents d SET search = ${searchVectorSql('v.lexemes', 'd.workspace_id', 'd.project_id')}
        FROM jsonb_to_recordset($1::jsonb) AS v (id text, lexemes text[]) WHERE d.id = v.id`,
       [JSON.stringify(words)],
     );

@@ -60,29 +60,30 @@ function clip(word: string): string {
 const IN_WORKSPACE = `${SCOPE_MARK}w`;
 const OUTSIDE_PROJECTS = `${SCOPE_MARK}n`;
 const IN_PROJECT = `${SCOPE_MARK}p`;
-const outsideProjectsWord = (workspaceId: string): string => OUTSIDE_PROJECTS + workspaceId;
-const projectWord = (projectId: string): string => IN_PROJECT + projectId;
 
-/** The same words in SQL, of a text expression that names a workspace or a project. */
+/** The words in SQL, of a text expression that names a workspace or a project. */
 export const workspaceWordSql = (workspaceId: string): string => `'${IN_WORKSPACE}' || ${workspaceId}`;
 export const outsideProjectsWordSql = (workspaceId: string): string => `'${OUTSIDE_PROJECTS}' || ${workspaceId}`;
 export const projectWordSql = (projectId: string): string => `'${IN_PROJECT}' || ${projectId}`;
 
 /**
  * A document's tsvector in SQL: `lexemes` (documentLexemes, a text[]
- * expression) and the workspace word of `workspaceId`, added here because
- * a creation learns its workspace only in SQL (NEW_CONTENT_WORKSPACE).
+ * expression) and its scope words, of the text expressions that name its
+ * workspace and its project (null outside projects). They are added here,
+ * where every writer knows the document's place: a creation learns its
+ * workspace only in SQL (NEW_CONTENT_WORKSPACE).
  */
-export const searchVectorSql = (lexemes: string, workspaceId: string): string =>
-  `array_to_tsvector(array_append(${lexemes}, ${workspaceWordSql(workspaceId)}))`;
+export const searchVectorSql = (lexemes: string, workspaceId: string, projectId: string): string =>
+  `array_to_tsvector(${lexemes} || ARRAY[${workspaceWordSql(workspaceId)},
+    CASE WHEN ${projectId} IS NULL THEN ${outsideProjectsWordSql(workspaceId)} ELSE ${projectWordSql(projectId)} END])`;
 
-/** Room kept in a tsvector for the workspace word searchVectorSql adds: far more than any id takes. */
-const WORKSPACE_WORD_BYTES = 256;
+/** Room kept in a tsvector for the two scope words searchVectorSql adds: far more than any ids take. */
+const SCOPE_WORDS_BYTES = 512;
 
 /**
- * Which design of the words documentLexemes makes, recorded with the
- * index (reindex.ts), so that words made by an earlier design are made
- * again: 1 had no workspace words.
+ * Which design of a document's search words (documentLexemes and
+ * searchVectorSql) made them, recorded with the index (reindex.ts), so
+ * that words of an earlier design are made again: 1 had no workspace words.
  */
 export const SEARCH_WORDS = '2';
 
@@ -124,14 +125,13 @@ function wordsOf(text: string, into: Set<string>): void {
 }
 
 /**
- * The lexemes of a document's tsvector but its workspace word
- * (searchVectorSql): its place's scope word, its prefix words and its
- * words. A word that begins another adds nothing, since every term is
+ * The lexemes of a document's tsvector but its scope words
+ * (searchVectorSql): its prefix words and its words. A word that begins another adds nothing, since every term is
  * looked up as a prefix, and is left out. A document whose words still
  * exceed what a tsvector holds keeps its shortest (PostgreSQL's limit): the
  * words of prose before the long strings of an embedded file.
  */
-export function documentLexemes(title: string, content: string, workspaceId: string, projectId: string | null): string[] {
+export function documentLexemes(title: string, content: string): string[] {
   const words = new Set<string>();
   wordsOf(title, words);
   wordsOf(content, words);
@@ -146,11 +146,8 @@ export function documentLexemes(title: string, content: string, workspaceId: str
     starts.add(word.slice(0, first));
     if (word.length > first) starts.add(word.slice(0, first + (word.codePointAt(first)! > 0xffff ? 2 : 1)));
   }
-  const internal = [
-    projectId === null ? outsideProjectsWord(workspaceId) : projectWord(projectId),
-    ...[...starts].map(prefixWord),
-  ];
-  let room = VECTOR_BYTES - WORKSPACE_WORD_BYTES - internal.reduce((bytes, word) => bytes + Buffer.byteLength(word), 0);
+  const internal = [...starts].map(prefixWord);
+  let room = VECTOR_BYTES - SCOPE_WORDS_BYTES - internal.reduce((bytes, word) => bytes + Buffer.byteLength(word), 0);
   // UTF-8 takes at most 3 bytes per UTF-16 unit: most documents are measured no further.
   const fits = (ws: string[]) => ws.reduce((units, word) => units + word.length, 0) * 3 <= room || ws.reduce((bytes, word) => bytes + Buffer.byteLength(word), 0) <= room;
   if (!fits(kept)) {
