@@ -15,7 +15,11 @@ import { ensureDemoWorkspace } from '../src/demo/workspace.js';
 import { systemClock } from '../src/domain/time.js';
 import type { Store } from '../src/store/store.js';
 import Database from 'better-sqlite3';
+import pg from 'pg';
+import { migrations as sqliteMigrations } from '../src/store/sqlite/migrations.js';
+import { migrations as postgresMigrations } from '../src/store/postgres/migrations.js';
 import { call, testConfig } from './helpers.js';
+import { createTestDatabase, POSTGRES_SKIPPED, postgresUrl } from './postgres.js';
 
 /** Runs `folio …` in process against the database of `env`, capturing its output. */
 async function folio(env: Record<string, string>, ...argv: string[]) {
@@ -571,3 +575,80 @@ describe('folio command line', () => {
     );
   });
 });
+
+/**
+ * A database a newer Folio has upgraded, as each database records it: its
+ * schema one version past this Folio's last migration.
+ */
+const databases: { name: string; skip?: string; open(): Promise<{ env: Record<string, string>; upgrade(): Promise<void>; version(): Promise<number>; close(): Promise<void> }> }[] = [
+  {
+    name: 'SQLite',
+    async open() {
+      const dir = mkdtempSync(join(tmpdir(), 'folio-newer-'));
+      const file = join(dir, 'folio.db');
+      const withFile = <T>(work: (db: Database.Database) => T): T => {
+        const db = new Database(file);
+        try {
+          return work(db);
+        } finally {
+          db.close();
+        }
+      };
+      return {
+        env: { DATABASE_URL: `sqlite:${file}` },
+        upgrade: async () => withFile((db) => db.pragma(`user_version = ${sqliteMigrations.length + 1}`)),
+        version: async () => withFile((db) => db.pragma('user_version', { simple: true }) as number),
+        close: async () => rmSync(dir, { recursive: true, force: true }),
+      };
+    },
+  },
+  await (async () => {
+    const server = await postgresUrl();
+    return {
+      name: 'PostgreSQL',
+      ...(server === null ? { skip: POSTGRES_SKIPPED } : {}),
+      async open() {
+        const database = await createTestDatabase(server!);
+        const sql = async (text: string) => {
+          const client = new pg.Client({ connectionString: database.url });
+          await client.connect();
+          try {
+            return (await client.query(text)).rows;
+          } finally {
+            await client.end();
+          }
+        };
+        return {
+          env: { DATABASE_URL: database.url },
+          upgrade: async () => void (await sql(`INSERT INTO folio_schema_versions (version) VALUES (${postgresMigrations.length + 1})`)),
+          version: async () => (await sql('SELECT max(version) AS v FROM folio_schema_versions'))[0]!.v as number,
+          close: () => database.drop(),
+        };
+      },
+    };
+  })(),
+];
+
+for (const database of databases) {
+  describe(`folio on a database a newer Folio upgraded (${database.name})`, database.skip ? { skip: database.skip } : {}, () => {
+    it('refuses to serve, migrate or write to it, saying why, and leaves it as it was', async () => {
+      const db = await database.open();
+      try {
+        assert.deepEqual(await json(db.env, 'migrate'), { migrated: true });
+        await db.upgrade();
+        const newer = await db.version();
+        const known = newer - 1;
+        const why = `folio: DATABASE_URL: the database's schema is version ${newer}, and this Folio knows versions up to ${known}: a newer Folio has upgraded this database; run that version, or restore a backup made before the upgrade`;
+        for (const argv of [['migrate', '--json'], ['user', 'create', '--email', 'late@example.com', '--json'], ['serve']]) {
+          const r = await folio({ ...db.env, PORT: '0' }, ...argv);
+          assert.equal(r.code, 1, `folio ${argv.join(' ')}`);
+          assert.equal(r.stdout, '');
+          assert.equal(r.stderr, why);
+        }
+        assert.equal(await db.version(), newer);
+      } finally {
+        await db.close();
+      }
+    });
+  });
+}

@@ -6,7 +6,8 @@ import { foldText, SCOPE_MARK, searchTerms } from '../src/domain/search.js';
 import { InvalidRequest } from '../src/errors.js';
 import { migrations } from '../src/store/postgres/migrations.js';
 import { SEARCH } from '../src/store/postgres/documents.js';
-import { scopeQuerySql, termsQuery } from '../src/store/postgres/search.js';
+import { scopeQuerySql, SEARCH_WORDS, termsQuery } from '../src/store/postgres/search.js';
+import { NewerSchema } from '../src/store/newer-schema.js';
 import { openPostgresStore } from '../src/store/postgres/store.js';
 import type { Store, Viewer } from '../src/store/store.js';
 import { createTestDatabase, POSTGRES_SKIPPED, postgresUrl } from './postgres.js';
@@ -111,6 +112,35 @@ if (server === null) {
         } finally {
           await again.close();
         }
+      } finally {
+        await database.drop();
+      }
+    });
+
+    it('refuses search words of a later design than its own, leaving them as a newer Folio made them', async () => {
+      const database = await createTestDatabase(server);
+      try {
+        const url = await database.schemaUrl();
+        const first = await openPostgresStore(url);
+        const viewer = await someone(first);
+        await first.createDocument(viewer, newDocument('Kept', 'newerwords'), '2026-01-01T00:00:01.000Z');
+        await first.close();
+        // As a newer Folio would leave them: words of a design after this one's.
+        const later = String(Number(SEARCH_WORDS) + 1);
+        await sql(url, `UPDATE search_index_facts SET value = $1 WHERE name = 'words'`, [later]);
+        await sql(url, `UPDATE documents SET search = search || array_to_tsvector(ARRAY['newerdesign'])`);
+        const words = async () => (await sql(url, 'SELECT search::text AS words FROM documents ORDER BY id')).map((r) => r.words);
+        const before = await words();
+        const heard: unknown[] = [];
+        await assert.rejects(
+          openPostgresStore(url, { onReindex: (from, to) => heard.push([from, to]) }),
+          (err: Error) =>
+            err instanceof NewerSchema &&
+            err.message.startsWith(`the database's search words are of design ${later}, and this Folio makes design ${SEARCH_WORDS}: a newer Folio has upgraded`),
+        );
+        assert.deepEqual(heard, []);
+        assert.deepEqual(await words(), before);
+        assert.deepEqual((await sql(url, `SELECT value FROM search_index_facts WHERE name = 'words'`))[0]!.value, later);
       } finally {
         await database.drop();
       }

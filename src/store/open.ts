@@ -1,4 +1,5 @@
 import { ConfigError, type Config } from '../config.js';
+import { NewerSchema } from './newer-schema.js';
 import { openPostgresStore } from './postgres/store.js';
 import { postgresName } from './postgres/database.js';
 import { BUSY_TIMEOUT_MS, isBusy, isOpenRefusal } from './sqlite/database.js';
@@ -18,7 +19,7 @@ export async function openStore(config: Pick<Config, 'database'>, options: OpenO
     try {
       return await openPostgresStore(database.url, { poolMax: database.poolMax, onMigrate: options.onMigrate, onReindex: options.onReindex });
     } catch (err) {
-      throw unreachable(err, database.url) ?? err;
+      throw unreachable(err, database.url) ?? newerSchema(err) ?? err;
     }
   }
   try {
@@ -26,7 +27,7 @@ export async function openStore(config: Pick<Config, 'database'>, options: OpenO
   } catch (err) {
     // Another process's write lock held too long is no fault of the URL's (the command line says so: program.ts).
     if (isOpenRefusal(err)) throw new ConfigError('DATABASE_URL', `cannot open the database file "${database.file}": ${(err as Error).message}`);
-    throw err;
+    throw newerSchema(err) ?? err;
   }
 }
 
@@ -40,4 +41,9 @@ function unreachable(err: unknown, url: string): ConfigError | null {
   // Network failures (ECONNREFUSED, ENOTFOUND, ETIMEDOUT, …) and the server's refusals of the connection: invalid authorization (28…) or catalog name (3D000).
   if (typeof code !== 'string' || !/^(E[A-Z]+$|28|3D000)/.test(code)) return null;
   return new ConfigError('DATABASE_URL', `cannot connect to PostgreSQL at ${postgresName(url)}: ${(err as Error).message}`);
+}
+
+/** A database a newer Folio upgraded, as the operator's to fix: DATABASE_URL names one this Folio cannot serve. */
+function newerSchema(err: unknown): ConfigError | null {
+  return err instanceof NewerSchema ? new ConfigError('DATABASE_URL', err.message) : null;
 }

@@ -1,7 +1,8 @@
 import type pg from 'pg';
 import { clientSession, poolSession, transactionOn, type Session } from './database.js';
 import { migrations } from './migrations.js';
-import { refoldIfStale, searchWordsCurrent, searchWordsMadeWith, type ReindexNotice } from './reindex.js';
+import { refuseNewerSchema } from '../newer-schema.js';
+import { refoldIfStale, refuseNewerWords, searchWordsCurrent, searchWordsMadeWith, type ReindexNotice } from './reindex.js';
 
 /** Told before migrating, from which schema version to which. */
 export type MigrationNotice = (from: number, to: number) => void;
@@ -20,14 +21,21 @@ const VERSIONS = `CREATE TABLE IF NOT EXISTS folio_schema_versions (
   applied_at  timestamptz NOT NULL DEFAULT now()
 )`;
 
-/** The schema version, 0 before the first migration; and whether the search words are made as this Folio and Node.js make them. */
+/**
+ * The schema version, 0 before the first migration; and whether the search
+ * words are made as this Folio and Node.js make them. A schema or words
+ * that a newer Folio made are refused (newer-schema.ts).
+ */
 async function state(db: Session): Promise<{ version: number; current: boolean }> {
   const { rows } = await db.query<{ exists: boolean }>(`SELECT to_regclass('folio_schema_versions') IS NOT NULL AS exists`);
   if (!rows[0]!.exists) return { version: 0, current: false };
   const version = (await db.query<{ version: number }>('SELECT coalesce(max(version), 0) AS version FROM folio_schema_versions')).rows[0]!.version;
+  refuseNewerSchema(version, migrations.length);
   // Migration 1 makes search_index_facts.
   if (version === 0) return { version, current: false };
-  return { version, current: searchWordsCurrent(await searchWordsMadeWith(db)) };
+  const made = await searchWordsMadeWith(db);
+  refuseNewerWords(made);
+  return { version, current: searchWordsCurrent(made) };
 }
 
 /** Folio's text is Unicode: a database of another encoding would refuse or mangle it, request by request. */

@@ -1,4 +1,5 @@
 import { foldTitle } from '../../domain/search.js';
+import { NewerSchema } from '../newer-schema.js';
 import type { Session } from './database.js';
 import { documentLexemes, searchVectorSql, SEARCH_WORDS } from './search.js';
 
@@ -26,6 +27,16 @@ export async function searchWordsMadeWith(db: Session): Promise<{ unicode: strin
 /** Whether the search words are made as this Folio and this Node.js make them. */
 export const searchWordsCurrent = (made: { unicode: string | null; words: string | null }): boolean =>
   made.unicode === SEARCH_UNICODE && made.words === SEARCH_WORDS;
+
+/**
+ * Refuses words of a later design than this Folio's: making them again
+ * would undo what the newer Folio's searches rely on.
+ */
+export function refuseNewerWords(made: { words: string | null }): void {
+  if (made.words !== null && Number(made.words) > Number(SEARCH_WORDS)) {
+    throw new NewerSchema(`the database's search words are of design ${made.words}, and this Folio makes design ${SEARCH_WORDS}`);
+  }
+}
 
 /**
  * Inside the migrations' transaction: if the search words were made with

@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { foldTitle, searchText } from '../../domain/search.js';
+import { refuseNewerSchema } from '../newer-schema.js';
 import { INDEX_UNICODE_FACT, LAST_FULL_REINDEX, migrations, REINDEX_EVERY_DOCUMENT } from './migrations.js';
 
 export type Db = Database.Database;
@@ -108,7 +109,12 @@ export function migrate(db: Db, onStart?: MigrationNotice, onReindex?: ReindexNo
   // What a migration computes as the store does (migrations.ts).
   db.function('folio_fold_title', { deterministic: true }, (title) => foldTitle(String(title)));
   db.function('folio_search_text', { deterministic: true }, (text) => searchText(String(text)));
-  const current = () => db.pragma('user_version', { simple: true }) as number;
+  // A schema a newer Folio upgraded is refused, not served (newer-schema.ts).
+  const current = () => {
+    const version = db.pragma('user_version', { simple: true }) as number;
+    refuseNewerSchema(version, migrations.length);
+    return version;
+  };
   const indexedUnder = () =>
     db.prepare('SELECT value FROM search_index_facts WHERE name = ?').pluck().get(INDEX_UNICODE_FACT) as string | undefined;
   // Up to date, as almost always: no write lock is taken, so that opening
