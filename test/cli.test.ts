@@ -596,7 +596,7 @@ const databases: { name: string; skip?: string; open(): Promise<{ env: Record<st
       };
       return {
         env: { DATABASE_URL: `sqlite:${file}` },
-        upgrade: async () => withFile((db) => db.pragma(`user_version = ${sqliteMigrations.length + 1}`)),
+        upgrade: async () => void withFile((db) => db.pragma(`user_version = ${sqliteMigrations.length + 1}`)),
         version: async () => withFile((db) => db.pragma('user_version', { simple: true }) as number),
         close: async () => rmSync(dir, { recursive: true, force: true }),
       };

@@ -43,6 +43,18 @@ if (server === null) {
   describe('PostgreSQL store', { skip: POSTGRES_SKIPPED }, () => {});
 } else {
   describe('PostgreSQL store', () => {
+    /** Runs `work` on a new schema of a database made for it (dropped after), with a store opened on it, to close, and a user of it. */
+    const onNewSchema = async (work: (url: string, first: Store, viewer: Viewer) => Promise<void>) => {
+      const database = await createTestDatabase(server);
+      try {
+        const url = await database.schemaUrl();
+        const first = await openPostgresStore(url);
+        await work(url, first, await someone(first));
+      } finally {
+        await database.drop();
+      }
+    };
+
     it('migrates a fresh database once when ten instances start at once, and every one opens', async () => {
       const database = await createTestDatabase(server);
       try {
@@ -66,11 +78,7 @@ if (server === null) {
     });
 
     it('makes the search words again when they were made with another Unicode version', async () => {
-      const database = await createTestDatabase(server);
-      try {
-        const url = await database.schemaUrl();
-        const first = await openPostgresStore(url);
-        const viewer = await someone(first);
+      await onNewSchema(async (url, first, viewer) => {
         const doc = await first.createDocument(viewer, newDocument('Ελληνικά', 'Καλημέρα'), '2026-01-01T00:00:01.000Z');
         await first.close();
         // As an older Node.js would have left it: words of another folding.
@@ -85,17 +93,11 @@ if (server === null) {
         } finally {
           await again.close();
         }
-      } finally {
-        await database.drop();
-      }
+      });
     });
 
     it('makes the search words again when an earlier version of Folio made them without workspace words', async () => {
-      const database = await createTestDatabase(server);
-      try {
-        const url = await database.schemaUrl();
-        const first = await openPostgresStore(url);
-        const viewer = await someone(first);
+      await onNewSchema(async (url, first, viewer) => {
         const project = await first.createProject({ creatorId: viewer.userId, orgId: null, name: 'Mine', description: null, now: '2026-01-01T00:00:00.000Z' });
         const outside = await first.createDocument(viewer, newDocument('Outside', 'earlierwords'), '2026-01-01T00:00:01.000Z');
         const inside = await first.createDocument(viewer, { ...newDocument('Inside', 'earlierwords'), projectId: project.id }, '2026-01-01T00:00:02.000Z');
@@ -112,17 +114,11 @@ if (server === null) {
         } finally {
           await again.close();
         }
-      } finally {
-        await database.drop();
-      }
+      });
     });
 
     it('refuses search words of a later design than its own, leaving them as a newer Folio made them', async () => {
-      const database = await createTestDatabase(server);
-      try {
-        const url = await database.schemaUrl();
-        const first = await openPostgresStore(url);
-        const viewer = await someone(first);
+      await onNewSchema(async (url, first, viewer) => {
         await first.createDocument(viewer, newDocument('Kept', 'newerwords'), '2026-01-01T00:00:01.000Z');
         await first.close();
         // As a newer Folio would leave them: words of a design after this one's.
@@ -141,9 +137,7 @@ if (server === null) {
         assert.deepEqual(heard, []);
         assert.deepEqual(await words(), before);
         assert.deepEqual((await sql(url, `SELECT value FROM search_index_facts WHERE name = 'words'`))[0]!.value, later);
-      } finally {
-        await database.drop();
-      }
+      });
     });
 
     it('finds what DESIGN §3 finds in text of any characters, as the SQLite store does', async () => {
