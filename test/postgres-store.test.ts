@@ -11,6 +11,9 @@ import { NewerSchema } from '../src/store/newer-schema.js';
 import { openPostgresStore } from '../src/store/postgres/store.js';
 import type { Store, Viewer } from '../src/store/store.js';
 import { createTestDatabase, POSTGRES_SKIPPED, postgresUrl } from './postgres.js';
+import { buildApp } from '../src/app.js';
+import { LOCK_WAIT_MS } from '../src/store/postgres/database.js';
+import { call, factories, testConfig } from './helpers.js';
 import { RANDOM_RUNS } from './store-contract/harness.js';
 import { holdsTerms } from './store-contract/model.js';
 
@@ -36,6 +39,7 @@ const someone = async (store: Store): Promise<Viewer> => ({
   orgId: null,
 });
 const newDocument = (title: string, contentMarkdown: string) => ({ title, contentMarkdown, projectId: null, threadId: null });
+const sleep = (ms: number) => new Promise<undefined>((resolve) => setTimeout(resolve, ms));
 const found = async (store: Store, viewer: Viewer, q: string) => (await store.listDocuments(viewer, { limit: 100, terms: searchTerms(q) })).map((d) => d.id);
 
 const server = await postgresUrl();
@@ -138,6 +142,70 @@ if (server === null) {
         assert.deepEqual(await words(), before);
         assert.deepEqual((await sql(url, `SELECT value FROM search_index_facts WHERE name = 'words'`))[0]!.value, later);
       });
+    });
+
+    it('answers 500 in the spec’s envelope when another session holds a lock past LOCK_WAIT_MS, then serves again once it is released', async () => {
+      await onNewSchema(async (url, store) => {
+        const make = factories(store, Date.now);
+        const user = await make.user();
+        const { secret } = await make.key(user.id);
+        const doc = await make.document(user.id, { title: 'Locked' });
+        const app = await buildApp({ config: testConfig({ DATABASE_URL: url }), store });
+        const holder = new pg.Client({ connectionString: url });
+        await holder.connect();
+        try {
+          // As an operator's session, or a newer Folio's migration, might.
+          await holder.query('BEGIN');
+          await holder.query('LOCK TABLE documents IN ACCESS EXCLUSIVE MODE');
+          const started = performance.now();
+          const refused = await Promise.race([call(app, 'GET', `/v1/documents/${doc.id}`, { key: secret }), sleep(3 * LOCK_WAIT_MS)]);
+          const waited = performance.now() - started;
+          assert.ok(refused, `no answer after ${Math.round(waited)} ms`);
+          assert.equal(refused.status, 500, refused.raw);
+          assert.equal(refused.body.error.code, 'internal_error');
+          assert.doesNotMatch(refused.raw, /lock|timeout|cancel|documents/i);
+          assert.ok(waited >= LOCK_WAIT_MS - 50 && waited < LOCK_WAIT_MS + 3000, `answered after ${Math.round(waited)} ms`);
+          await holder.query('COMMIT');
+          assert.equal((await call(app, 'GET', `/v1/documents/${doc.id}`, { key: secret })).status, 200);
+        } finally {
+          await holder.end();
+          await app.close();
+          await store.close();
+        }
+      });
+    });
+
+    it('waits for another instance’s migrations longer than LOCK_WAIT_MS, then opens, its connection waiting LOCK_WAIT_MS again', async () => {
+      const database = await createTestDatabase(server);
+      const other = new pg.Client({ connectionString: database.url });
+      await other.connect();
+      try {
+        // Another instance's migrations, as long as a rebuild of the search words may take.
+        await other.query('SELECT pg_advisory_lock($1)', [0x666f6c696f]);
+        const released = sleep(LOCK_WAIT_MS + 1000).then(() => other.query('SELECT pg_advisory_unlock($1)', [0x666f6c696f]));
+        released.catch(() => {}); // the store failed to open, and the session ended
+        // One connection: the one that waited and migrated serves what follows.
+        const store = await openPostgresStore(database.url, { poolMax: 1 });
+        await released;
+        try {
+          const viewer = await someone(store);
+          const doc = await store.createDocument(viewer, newDocument('After', 'migrated'), '2026-01-01T00:00:01.000Z');
+          await other.query('BEGIN');
+          await other.query('LOCK TABLE documents IN ACCESS EXCLUSIVE MODE');
+          const read = store.getDocument(viewer, doc!.id).then(() => 'read', (err: unknown) => err);
+          const refusal = await Promise.race([read, sleep(3 * LOCK_WAIT_MS).then(() => 'still waiting')]);
+          assert.ok(refusal instanceof Error, `the read under the lock: ${String(refusal)}`);
+          await other.query('COMMIT');
+          assert.equal((await store.getDocument(viewer, doc!.id))?.title, 'After');
+        } finally {
+          // Ending the other session first releases its locks, for which a statement of the store's may still wait.
+          await other.end().catch(() => {});
+          await store.close();
+        }
+      } finally {
+        await other.end().catch(() => {});
+        await database.drop();
+      }
     });
 
     it('finds what DESIGN §3 finds in text of any characters, as the SQLite store does', async () => {

@@ -47,9 +47,19 @@ export function postgresName(url: string): string {
   return `${u.hostname || u.searchParams.get('host') || 'localhost'}:${u.port || '5432'}${u.pathname}`;
 }
 
+/**
+ * How long a statement waits for a lock another session holds (a row
+ * another write is changing, a table an operator locked), and a request
+ * for a connection of the pool (all busy, or PostgreSQL not answering),
+ * before it fails, as the SQLite store waits for another process's write
+ * lock: a request is answered with an error rather than held without end.
+ * The migrations lift the first for their own session (migrate.ts).
+ */
+export const LOCK_WAIT_MS = 5000;
+
 /** A pool of `max` connections to the database `url` names (pg reads `sslmode` and the rest of it). */
 export function openPool(url: string, max: number): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max, types });
+  const pool = new pg.Pool({ connectionString: url, max, types, lock_timeout: LOCK_WAIT_MS, connectionTimeoutMillis: LOCK_WAIT_MS });
   // A connection that breaks while idle (the server restarted, a proxy cut
   // it) is dropped by the pool, which opens another when one is needed;
   // without a listener the 'error' event would end the process.

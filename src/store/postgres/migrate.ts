@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { clientSession, poolSession, transactionOn, type Session } from './database.js';
+import { clientSession, transactionOn, type Session } from './database.js';
 import { migrations } from './migrations.js';
 import { refuseNewerSchema } from '../newer-schema.js';
 import { refoldIfStale, refuseNewerWords, searchWordsCurrent, searchWordsMadeWith, type ReindexNotice } from './reindex.js';
@@ -52,30 +52,39 @@ async function requireUtf8(db: Session): Promise<void> {
  * almost always, it takes no lock.
  */
 export async function migrate(pool: pg.Pool, onMigrate?: MigrationNotice, onReindex?: ReindexNotice): Promise<void> {
-  const quick = await state(poolSession(pool));
-  if (quick.version === migrations.length && quick.current) return;
   const client = await pool.connect();
   // On failure the connection is closed, not given back: that also releases the lock.
   let failure: Error | undefined;
   try {
-    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    // Another instance's migrations may hold the migration lock, and the
+    // tables read here, longer than a request may wait (LOCK_WAIT_MS).
+    await client.query('SET lock_timeout = 0');
     const db = clientSession(client);
-    await db.query(VERSIONS);
-    const { version } = await state(db);
-    if (version === 0) await requireUtf8(db);
-    if (version < migrations.length) onMigrate?.(version, migrations.length);
-    for (let i = version; i < migrations.length; i++) {
-      await transactionOn(client, async (tx) => {
-        await tx.query(migrations[i]!);
-        await tx.query('INSERT INTO folio_schema_versions (version) VALUES ($1)', [i + 1]);
-      });
-    }
-    await transactionOn(client, (tx) => refoldIfStale(tx, version > 0, onReindex));
-    await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
+    const quick = await state(db);
+    if (quick.version !== migrations.length || !quick.current) await upgrade(client, onMigrate, onReindex);
+    await client.query('RESET lock_timeout');
   } catch (err) {
     failure = err instanceof Error ? err : new Error(String(err));
     throw err;
   } finally {
     client.release(failure);
   }
+}
+
+/** The migrations and the rebuild of the search words, under the migration lock; they find what another instance left. */
+async function upgrade(client: pg.PoolClient, onMigrate?: MigrationNotice, onReindex?: ReindexNotice): Promise<void> {
+  await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+  const db = clientSession(client);
+  await db.query(VERSIONS);
+  const { version } = await state(db);
+  if (version === 0) await requireUtf8(db);
+  if (version < migrations.length) onMigrate?.(version, migrations.length);
+  for (let i = version; i < migrations.length; i++) {
+    await transactionOn(client, async (tx) => {
+      await tx.query(migrations[i]!);
+      await tx.query('INSERT INTO folio_schema_versions (version) VALUES ($1)', [i + 1]);
+    });
+  }
+  await transactionOn(client, (tx) => refoldIfStale(tx, version > 0, onReindex));
+  await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
 }
