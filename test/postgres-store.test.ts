@@ -175,6 +175,32 @@ if (server === null) {
       });
     });
 
+    it('fails a statement that waited LOCK_WAIT_MS for a connection of the pool, all of them busy', async () => {
+      const database = await createTestDatabase(server);
+      try {
+        const store = await openPostgresStore(database.url, { poolMax: 1 });
+        try {
+          const viewer = await someone(store);
+          // The one connection, busy with a transaction past LOCK_WAIT_MS.
+          const busy = store.atomically(async (tx) => {
+            await tx.ping();
+            await sleep(LOCK_WAIT_MS + 2000);
+          });
+          const started = performance.now();
+          const refusal = await store.listDocuments(viewer, { limit: 20 }).then(() => 'read', (err: unknown) => err);
+          const waited = performance.now() - started;
+          assert.ok(refusal instanceof Error, `the read: ${String(refusal)}`);
+          assert.ok(waited >= LOCK_WAIT_MS - 50 && waited < LOCK_WAIT_MS + 1500, `failed after ${Math.round(waited)} ms`);
+          await busy;
+          assert.deepEqual(await store.listDocuments(viewer, { limit: 20 }), []);
+        } finally {
+          await store.close();
+        }
+      } finally {
+        await database.drop();
+      }
+    });
+
     it('waits for another instance’s migrations longer than LOCK_WAIT_MS, then opens, its connection waiting LOCK_WAIT_MS again', async () => {
       const database = await createTestDatabase(server);
       const other = new pg.Client({ connectionString: database.url });
