@@ -47,6 +47,16 @@ if (server === null) {
   describe('PostgreSQL store', { skip: POSTGRES_SKIPPED }, () => {});
 } else {
   describe('PostgreSQL store', () => {
+    /** Runs `work` on a database made for it, dropped after. */
+    const inNewDatabase = async (work: (url: string) => Promise<void>) => {
+      const database = await createTestDatabase(server);
+      try {
+        await work(database.url);
+      } finally {
+        await database.drop();
+      }
+    };
+
     /** Runs `work` on a new schema of a database made for it (dropped after), with a store opened on it, to close, and a user of it. */
     const onNewSchema = async (work: (url: string, first: Store, viewer: Viewer) => Promise<void>) => {
       const database = await createTestDatabase(server);
@@ -176,9 +186,8 @@ if (server === null) {
     });
 
     it('fails a statement that waited LOCK_WAIT_MS for a connection of the pool, all of them busy', async () => {
-      const database = await createTestDatabase(server);
-      try {
-        const store = await openPostgresStore(database.url, { poolMax: 1 });
+      await inNewDatabase(async (url) => {
+        const store = await openPostgresStore(url, { poolMax: 1 });
         try {
           const viewer = await someone(store);
           // The one connection, busy with a transaction past LOCK_WAIT_MS.
@@ -196,42 +205,40 @@ if (server === null) {
         } finally {
           await store.close();
         }
-      } finally {
-        await database.drop();
-      }
+      });
     });
 
     it('waits for another instance’s migrations longer than LOCK_WAIT_MS, then opens, its connection waiting LOCK_WAIT_MS again', async () => {
-      const database = await createTestDatabase(server);
-      const other = new pg.Client({ connectionString: database.url });
-      await other.connect();
-      try {
-        // Another instance's migrations, as long as a rebuild of the search words may take.
-        await other.query('SELECT pg_advisory_lock($1)', [0x666f6c696f]);
-        const released = sleep(LOCK_WAIT_MS + 1000).then(() => other.query('SELECT pg_advisory_unlock($1)', [0x666f6c696f]));
-        released.catch(() => {}); // the store failed to open, and the session ended
-        // One connection: the one that waited and migrated serves what follows.
-        const store = await openPostgresStore(database.url, { poolMax: 1 });
-        await released;
+      await inNewDatabase(async (url) => {
+        const other = new pg.Client({ connectionString: url });
+        await other.connect();
         try {
-          const viewer = await someone(store);
-          const doc = await store.createDocument(viewer, newDocument('After', 'migrated'), '2026-01-01T00:00:01.000Z');
-          await other.query('BEGIN');
-          await other.query('LOCK TABLE documents IN ACCESS EXCLUSIVE MODE');
-          const read = store.getDocument(viewer, doc!.id).then(() => 'read', (err: unknown) => err);
-          const refusal = await Promise.race([read, sleep(3 * LOCK_WAIT_MS).then(() => 'still waiting')]);
-          assert.ok(refusal instanceof Error, `the read under the lock: ${String(refusal)}`);
-          await other.query('COMMIT');
-          assert.equal((await store.getDocument(viewer, doc!.id))?.title, 'After');
+          // Another instance's migrations, as long as a rebuild of the search words may take.
+          await other.query('SELECT pg_advisory_lock($1)', [0x666f6c696f]);
+          const released = sleep(LOCK_WAIT_MS + 1000).then(() => other.query('SELECT pg_advisory_unlock($1)', [0x666f6c696f]));
+          released.catch(() => {}); // the store failed to open, and the session ended
+          // One connection: the one that waited and migrated serves what follows.
+          const store = await openPostgresStore(url, { poolMax: 1 });
+          await released;
+          try {
+            const viewer = await someone(store);
+            const doc = await store.createDocument(viewer, newDocument('After', 'migrated'), '2026-01-01T00:00:01.000Z');
+            await other.query('BEGIN');
+            await other.query('LOCK TABLE documents IN ACCESS EXCLUSIVE MODE');
+            const read = store.getDocument(viewer, doc!.id).then(() => 'read', (err: unknown) => err);
+            const refusal = await Promise.race([read, sleep(3 * LOCK_WAIT_MS).then(() => 'still waiting')]);
+            assert.ok(refusal instanceof Error, `the read under the lock: ${String(refusal)}`);
+            await other.query('COMMIT');
+            assert.equal((await store.getDocument(viewer, doc!.id))?.title, 'After');
+          } finally {
+            // Ending the other session first releases its locks, for which a statement of the store's may still wait.
+            await other.end().catch(() => {});
+            await store.close();
+          }
         } finally {
-          // Ending the other session first releases its locks, for which a statement of the store's may still wait.
           await other.end().catch(() => {});
-          await store.close();
         }
-      } finally {
-        await other.end().catch(() => {});
-        await database.drop();
-      }
+      });
     });
 
     it('finds what DESIGN §3 finds in text of any characters, as the SQLite store does', async () => {
