@@ -12,7 +12,8 @@ import { openPostgresStore } from '../src/store/postgres/store.js';
 import type { Store, Viewer } from '../src/store/store.js';
 import { createTestDatabase, POSTGRES_SKIPPED, postgresUrl } from './postgres.js';
 import { buildApp } from '../src/app.js';
-import { LOCK_WAIT_MS } from '../src/store/postgres/database.js';
+import { LOCK_WAIT_MS } from '../src/store/lock-wait.js';
+import { MIGRATION_LOCK } from '../src/store/postgres/migrate.js';
 import { call, factories, testConfig } from './helpers.js';
 import { RANDOM_RUNS } from './store-contract/harness.js';
 import { holdsTerms } from './store-contract/model.js';
@@ -214,8 +215,8 @@ if (server === null) {
         await other.connect();
         try {
           // Another instance's migrations, as long as a rebuild of the search words may take.
-          await other.query('SELECT pg_advisory_lock($1)', [0x666f6c696f]);
-          const released = sleep(LOCK_WAIT_MS + 1000).then(() => other.query('SELECT pg_advisory_unlock($1)', [0x666f6c696f]));
+          await other.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+          const released = sleep(LOCK_WAIT_MS + 1000).then(() => other.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]));
           released.catch(() => {}); // the store failed to open, and the session ended
           // One connection: the one that waited and migrated serves what follows.
           const store = await openPostgresStore(url, { poolMax: 1 });

@@ -1,7 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config.js';
 import { UsageError } from '../errors.js';
-import { BUSY_TIMEOUT_MS, isStoreBusy } from '../store/open.js';
+import { LOCK_WAIT_MS, isStoreBusy } from '../store/open.js';
 import { cliContext, type CliIo } from './context.js';
 import { FOLIO_VERSION } from '../version.js';
 import { registerServe } from './commands/serve.js';
@@ -74,7 +74,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
       return 1;
     }
     if (isStoreBusy(err)) {
-      io.err(`folio: the database is busy: another process held its write lock for more than ${BUSY_TIMEOUT_MS / 1000} s (a long write, or one left open); try again`);
+      io.err(`folio: the database is busy: another process held its write lock for more than ${LOCK_WAIT_MS / 1000} s (a long write, or one left open); try again`);
       return 1;
     }
     io.err(`folio: unexpected error: ${err instanceof Error ? err.message : String(err)}`);

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { InvalidRequest } from '../../errors.js';
+import { LOCK_WAIT_MS } from '../lock-wait.js';
 
 /** What a statement answers: its rows as node-postgres reads them (times as `toIso` writes them: openPool), how many it touched, and its command. */
 export interface Result<R> {
@@ -48,16 +49,13 @@ export function postgresName(url: string): string {
 }
 
 /**
- * How long a statement waits for a lock another session holds (a row
- * another write is changing, a table an operator locked), and a request
- * for a connection of the pool (all busy, or PostgreSQL not answering),
- * before it fails, as the SQLite store waits for another process's write
- * lock: a request is answered with an error rather than held without end.
- * The migrations lift the first for their own session (migrate.ts).
+ * A pool of `max` connections to the database `url` names (pg reads
+ * `sslmode` and the rest of it). A statement waits LOCK_WAIT_MS at most for
+ * a lock another session holds (a row another write is changing, a table an
+ * operator locked), and a request as long for a connection of the pool (all
+ * busy, or PostgreSQL not answering); the migrations lift the first for
+ * their own session (migrate.ts).
  */
-export const LOCK_WAIT_MS = 5000;
-
-/** A pool of `max` connections to the database `url` names (pg reads `sslmode` and the rest of it). */
 export function openPool(url: string, max: number): pg.Pool {
   const pool = new pg.Pool({ connectionString: url, max, types, lock_timeout: LOCK_WAIT_MS, connectionTimeoutMillis: LOCK_WAIT_MS });
   // A connection that breaks while idle (the server restarted, a proxy cut

@@ -14,7 +14,7 @@ export type MigrationNotice = (from: number, to: number) => void;
  * rather than one per transaction: of ten instances starting at once, one
  * runs every migration, and the others find the schema up to date.
  */
-const MIGRATION_LOCK = 0x666f6c696f; // "folio"
+export const MIGRATION_LOCK = 0x666f6c696f; // "folio"
 
 const VERSIONS = `CREATE TABLE IF NOT EXISTS folio_schema_versions (
   version     integer PRIMARY KEY,
@@ -61,7 +61,7 @@ export async function migrate(pool: pg.Pool, onMigrate?: MigrationNotice, onRein
     await client.query('SET lock_timeout = 0');
     const db = clientSession(client);
     const quick = await state(db);
-    if (quick.version !== migrations.length || !quick.current) await upgrade(client, onMigrate, onReindex);
+    if (quick.version !== migrations.length || !quick.current) await upgrade(client, db, onMigrate, onReindex);
     await client.query('RESET lock_timeout');
   } catch (err) {
     failure = err instanceof Error ? err : new Error(String(err));
@@ -72,9 +72,8 @@ export async function migrate(pool: pg.Pool, onMigrate?: MigrationNotice, onRein
 }
 
 /** The migrations and the rebuild of the search words, under the migration lock; they find what another instance left. */
-async function upgrade(client: pg.PoolClient, onMigrate?: MigrationNotice, onReindex?: ReindexNotice): Promise<void> {
-  await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
-  const db = clientSession(client);
+async function upgrade(client: pg.PoolClient, db: Session, onMigrate?: MigrationNotice, onReindex?: ReindexNotice): Promise<void> {
+  await db.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
   await db.query(VERSIONS);
   const { version } = await state(db);
   if (version === 0) await requireUtf8(db);
@@ -86,5 +85,5 @@ async function upgrade(client: pg.PoolClient, onMigrate?: MigrationNotice, onRei
     });
   }
   await transactionOn(client, (tx) => refoldIfStale(tx, version > 0, onReindex));
-  await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
+  await db.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
 }

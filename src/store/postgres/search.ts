@@ -126,10 +126,11 @@ function wordsOf(text: string, into: Set<string>): void {
 
 /**
  * The lexemes of a document's tsvector but its scope words
- * (searchVectorSql): its prefix words and its words. A word that begins another adds nothing, since every term is
- * looked up as a prefix, and is left out. A document whose words still
- * exceed what a tsvector holds keeps its shortest (PostgreSQL's limit): the
- * words of prose before the long strings of an embedded file.
+ * (searchVectorSql): its prefix words and its words. A word that begins
+ * another adds nothing, since every term is looked up as a prefix, and is
+ * left out. A document whose words still exceed what a tsvector holds keeps
+ * its shortest (PostgreSQL's limit): the words of prose before the long
+ * strings of an embedded file.
  */
 export function documentLexemes(title: string, content: string): string[] {
   const words = new Set<string>();

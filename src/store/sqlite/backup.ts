@@ -3,7 +3,8 @@ import { closeSync, existsSync, fsyncSync, linkSync, lstatSync, openSync, rmSync
 import { dirname, resolve } from 'node:path';
 import { ConfigError } from '../../config.js';
 import { UsageError } from '../../errors.js';
-import { BUSY_TIMEOUT_MS, isBusy, isOpenRefusal, type Db } from './database.js';
+import { LOCK_WAIT_MS } from '../lock-wait.js';
+import { isBusy, isOpenRefusal, type Db } from './database.js';
 
 export interface BackupResult {
   /** The copy's absolute path. */
@@ -92,7 +93,7 @@ function openSource(source: string): Db {
   let db: Db | undefined;
   try {
     db = new Database(source, { fileMustExist: true });
-    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    db.pragma(`busy_timeout = ${LOCK_WAIT_MS}`);
     db.exec('BEGIN');
     // A deferred transaction reads nothing until asked: this starts the read.
     db.prepare('SELECT count(*) FROM sqlite_schema').pluck().get();

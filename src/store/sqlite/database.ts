@@ -2,15 +2,15 @@ import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { foldTitle, searchText } from '../../domain/search.js';
+import { LOCK_WAIT_MS } from '../lock-wait.js';
 import { refuseNewerSchema } from '../newer-schema.js';
 import { INDEX_UNICODE_FACT, LAST_FULL_REINDEX, migrations, REINDEX_EVERY_DOCUMENT } from './migrations.js';
 
 export type Db = Database.Database;
 
 /** How long a connection waits for another's write lock before it gives up with SQLITE_BUSY. */
-export const BUSY_TIMEOUT_MS = 5000;
 
-/** True for SQLite's refusal after waiting BUSY_TIMEOUT_MS for another connection's lock. */
+/** True for SQLite's refusal after waiting LOCK_WAIT_MS for another connection's lock. */
 export function isBusy(err: unknown): boolean {
   // Not SQLITE_BUSY_RECOVERY or _SNAPSHOT, which no waiting answers.
   return (err as { code?: unknown } | null)?.code === 'SQLITE_BUSY';
@@ -63,7 +63,7 @@ export function openDatabase(file: string): Db {
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
   const db = new Database(file);
   // First, so that switching to WAL waits for another process's lock too.
-  db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+  db.pragma(`busy_timeout = ${LOCK_WAIT_MS}`);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
   db.pragma('foreign_keys = ON');

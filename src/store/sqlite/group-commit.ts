@@ -1,4 +1,5 @@
-import { BUSY_TIMEOUT_MS, onlyBusy, withoutWaiting, type Db } from './database.js';
+import { LOCK_WAIT_MS } from '../lock-wait.js';
+import { onlyBusy, withoutWaiting, type Db } from './database.js';
 
 /**
  * Group commit: document writes that arrive together share one durable
@@ -27,7 +28,7 @@ export function groupCommit(
   db: Db,
   options: { maxBatch?: number; waitForLockMs?: number; beforeCommit?: () => void; afterRollback?: () => void } = {},
 ) {
-  const { maxBatch = 256, waitForLockMs = BUSY_TIMEOUT_MS, beforeCommit, afterRollback } = options;
+  const { maxBatch = 256, waitForLockMs = LOCK_WAIT_MS, beforeCommit, afterRollback } = options;
   interface Pending {
     run: () => unknown;
     /** When it was queued (performance.now()): it waits for another process's lock until waitForLockMs after. */
