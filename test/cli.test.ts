@@ -574,6 +574,15 @@ describe('folio command line', () => {
       (err: any) => err.code === 1 && err.stdout === '' && /already exists/.test(err.stderr),
     );
   });
+
+  it('runs Node.js with the same flags as npm start, which set the memory the server keeps (docs/operations.md)', () => {
+    const flags = (line: string) => line.split(/\s+/).filter((word) => word.startsWith('--'));
+    const shebang = readFileSync('src/cli/index.ts', 'utf8').split('\n')[0]!;
+    const start = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }).scripts.start;
+    assert.match(shebang, /^#!\/usr\/bin\/env -S node /);
+    assert.ok(flags(start).length > 0);
+    assert.deepEqual(flags(shebang), flags(start));
+  });
 });
 
 /**

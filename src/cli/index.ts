@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=4 --heap-growing-percent=30
+#!/usr/bin/env -S node --max-semi-space-size=8 --heap-growing-percent=30
 import { existsSync, statSync } from 'node:fs';
 import { run } from './program.js';
 
