@@ -15,11 +15,10 @@ import { ensureDemoWorkspace } from '../src/demo/workspace.js';
 import { systemClock } from '../src/domain/time.js';
 import type { Store } from '../src/store/store.js';
 import Database from 'better-sqlite3';
-import pg from 'pg';
 import { migrations as sqliteMigrations } from '../src/store/sqlite/migrations.js';
 import { migrations as postgresMigrations } from '../src/store/postgres/migrations.js';
 import { call, testConfig } from './helpers.js';
-import { createTestDatabase, POSTGRES_SKIPPED, postgresUrl } from './postgres.js';
+import { createTestDatabase, POSTGRES_SKIPPED, postgresUrl, sql } from './postgres.js';
 
 /** Runs `folio …` in process against the database of `env`, capturing its output. */
 async function folio(env: Record<string, string>, ...argv: string[]) {
@@ -618,19 +617,10 @@ const databases: { name: string; skip?: string; open(): Promise<{ env: Record<st
       ...(server === null ? { skip: POSTGRES_SKIPPED } : {}),
       async open() {
         const database = await createTestDatabase(server!);
-        const sql = async (text: string) => {
-          const client = new pg.Client({ connectionString: database.url });
-          await client.connect();
-          try {
-            return (await client.query(text)).rows;
-          } finally {
-            await client.end();
-          }
-        };
         return {
           env: { DATABASE_URL: database.url },
-          upgrade: async () => void (await sql(`INSERT INTO folio_schema_versions (version) VALUES (${postgresMigrations.length + 1})`)),
-          version: async () => (await sql('SELECT max(version) AS v FROM folio_schema_versions'))[0]!.v as number,
+          upgrade: async () => void (await sql(database.url, `INSERT INTO folio_schema_versions (version) VALUES (${postgresMigrations.length + 1})`)),
+          version: async () => (await sql(database.url, 'SELECT max(version) AS v FROM folio_schema_versions'))[0]!.v as number,
           close: () => database.drop(),
         };
       },

@@ -14,7 +14,7 @@ import pg from 'pg';
 import { Redis } from 'ioredis';
 import { openStore } from '../src/store/open.js';
 import { assertContract } from './contract.js';
-import { onServer, withDatabase } from './postgres.js';
+import { sql, withDatabase } from './postgres.js';
 import type { Store } from '../src/store/store.js';
 
 /** Runs `sql` against `file` from a separate Node.js process, as `folio` on the command line does. */
@@ -82,9 +82,9 @@ let schemas = 0;
 /** A new schema in the run's PostgreSQL database, and the URL of connections that use it; dropped by `drop`. */
 async function postgresSchema(runUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
   const schema = `ctx_${process.pid}_${++schemas}`;
-  await onServer(runUrl, `CREATE SCHEMA ${schema}`);
+  await sql(runUrl, `CREATE SCHEMA ${schema}`);
   const database = new URL(runUrl).pathname.slice(1);
-  return { url: withDatabase(runUrl, database, schema), drop: () => onServer(runUrl, `DROP SCHEMA ${schema} CASCADE`) };
+  return { url: withDatabase(runUrl, database, schema), drop: async () => void (await sql(runUrl, `DROP SCHEMA ${schema} CASCADE`)) };
 }
 
 /** A Folio app on a freshly migrated database of its own: an SQLite file in a temporary folder, or a PostgreSQL schema. */

@@ -10,7 +10,7 @@ import { scopeQuerySql, SEARCH_WORDS, termsQuery } from '../src/store/postgres/s
 import { NewerSchema } from '../src/store/newer-schema.js';
 import { openPostgresStore } from '../src/store/postgres/store.js';
 import type { Store, Viewer } from '../src/store/store.js';
-import { createTestDatabase, POSTGRES_SKIPPED, postgresUrl } from './postgres.js';
+import { createTestDatabase, POSTGRES_SKIPPED, postgresUrl, sql } from './postgres.js';
 import { buildApp } from '../src/app.js';
 import { LOCK_WAIT_MS } from '../src/store/lock-wait.js';
 import { MIGRATION_LOCK } from '../src/store/postgres/migrate.js';
@@ -24,16 +24,6 @@ import { holdsTerms } from './store-contract/model.js';
  * several instances start at once, the search words made again for another
  * Unicode version or design, PostgreSQL's limits, and transactions.
  */
-
-async function sql(url: string, text: string, values: unknown[] = []): Promise<Record<string, unknown>[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(text, values)).rows;
-  } finally {
-    await client.end();
-  }
-}
 
 const someone = async (store: Store): Promise<Viewer> => ({
   userId: (await store.createUser({ email: `${Math.random().toString(36).slice(2)}@example.com`, name: null, plan: null, now: '2026-01-01T00:00:00.000Z' })).id,

@@ -41,12 +41,12 @@ export function withDatabase(url: string, database: string, schema?: string): st
   return u.toString();
 }
 
-/** Runs one statement on a connection of its own. */
-export async function onServer(url: string, sql: string): Promise<void> {
+/** Runs one statement on a connection of its own; its rows. */
+export async function sql(url: string, text: string, values: unknown[] = []): Promise<Record<string, unknown>[]> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    await client.query(sql);
+    return (await client.query(text, values)).rows;
   } finally {
     await client.end();
   }
@@ -70,12 +70,12 @@ export interface TestDatabase {
 /** A database of its own for one test run, on the server `serverUrl` names (whose own database is left alone). */
 export async function createTestDatabase(serverUrl: string): Promise<TestDatabase> {
   const name = `folio_test_${process.pid}_${randomBytes(4).toString('hex')}`;
-  await onServer(serverUrl, `CREATE DATABASE ${name}`);
+  await sql(serverUrl, `CREATE DATABASE ${name}`);
   const url = withDatabase(serverUrl, name);
   let schemas = 0;
   const schemaUrl = async () => {
     const schema = `store_${++schemas}`;
-    await onServer(url, `CREATE SCHEMA ${schema}`);
+    await sql(url, `CREATE SCHEMA ${schema}`);
     return withDatabase(serverUrl, name, schema);
   };
   return {
@@ -85,6 +85,6 @@ export async function createTestDatabase(serverUrl: string): Promise<TestDatabas
       const store = await openPostgresStore(await schemaUrl(), options);
       return { store, close: () => store.close() };
     },
-    drop: () => onServer(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+    drop: async () => void (await sql(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)),
   };
 }

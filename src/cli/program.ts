@@ -1,7 +1,8 @@
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config.js';
 import { UsageError } from '../errors.js';
-import { LOCK_WAIT_MS, isStoreBusy } from '../store/open.js';
+import { isStoreBusy } from '../store/open.js';
+import { LOCK_WAIT_MS } from '../store/lock-wait.js';
 import { cliContext, type CliIo } from './context.js';
 import { FOLIO_VERSION } from '../version.js';
 import { registerServe } from './commands/serve.js';

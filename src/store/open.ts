@@ -2,13 +2,12 @@ import { ConfigError, type Config } from '../config.js';
 import { NewerSchema } from './newer-schema.js';
 import { openPostgresStore } from './postgres/store.js';
 import { postgresName } from './postgres/database.js';
-import { LOCK_WAIT_MS } from './lock-wait.js';
 import { isBusy, isOpenRefusal } from './sqlite/database.js';
 import { openSqliteStore, type SqliteStoreOptions } from './sqlite/store.js';
 import type { Store } from './store.js';
 
-/** The database's refusal of a write that waited `LOCK_WAIT_MS` for another process's (for the command line to say so). */
-export { LOCK_WAIT_MS, isBusy as isStoreBusy };
+/** The database's refusal of a write that waited `LOCK_WAIT_MS` (lock-wait.ts) for another process's (for the command line to say so). */
+export { isBusy as isStoreBusy };
 
 /** How to open a store; `background` is SQLite's own (its checkpointer thread), which PostgreSQL does not need. */
 export type OpenOptions = SqliteStoreOptions;

@@ -8,8 +8,6 @@ import { INDEX_UNICODE_FACT, LAST_FULL_REINDEX, migrations, REINDEX_EVERY_DOCUME
 
 export type Db = Database.Database;
 
-/** How long a connection waits for another's write lock before it gives up with SQLITE_BUSY. */
-
 /** True for SQLite's refusal after waiting LOCK_WAIT_MS for another connection's lock. */
 export function isBusy(err: unknown): boolean {
   // Not SQLITE_BUSY_RECOVERY or _SNAPSHOT, which no waiting answers.
