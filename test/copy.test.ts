@@ -9,7 +9,7 @@ import { run } from '../src/cli/program.js';
 import type { Config } from '../src/config.js';
 import { COPIED_TABLES, type TableCounts } from '../src/store/copy.js';
 import { openStore } from '../src/store/open.js';
-import { documentLexemes, searchVectorSql } from '../src/store/postgres/search.js';
+import { contentLexemes, searchVectorSql, titleLexemes } from '../src/store/postgres/search.js';
 import type { Store } from '../src/store/store.js';
 import { call, factories, queryRows, TEST_DATABASE, testClock, testConfig } from './helpers.js';
 import { createTestDatabase, POSTGRES_SKIPPED, postgresUrl, type TestDatabase } from './postgres.js';
@@ -272,15 +272,16 @@ describe('folio copy --to postgres://…', { skip }, () => {
       assert.ok(compared > 3000, `${compared} requests compared`);
 
       // Each document's search words are the PostgreSQL store's own.
-      const rows = await queryRows<{ id: string; title: string; content: string; workspace_id: string; project_id: string | null; search: string }>(
+      const rows = await queryRows<{ id: string; title: string; content: string; workspace_id: string; project_id: string | null; title_words: string[]; search: string }>(
         targetConfig,
-        'SELECT id, title, content, workspace_id, project_id, search::text AS search FROM documents',
+        'SELECT id, title, content, workspace_id, project_id, title_words, search::text AS search FROM documents',
       );
       for (const d of rows) {
-        const sql = `SELECT ${searchVectorSql('v.lexemes', 'v.workspace', 'v.project')}::text AS search
-          FROM (SELECT ?::text[] AS lexemes, ?::text AS workspace, ?::text AS project) v`;
-        const [expected] = await queryRows<{ search: string }>(targetConfig, sql, documentLexemes(d.title, d.content), d.workspace_id, d.project_id);
+        const sql = `SELECT ${searchVectorSql('v.title', 'v.content', 'v.workspace', 'v.project')}::text AS search
+          FROM (SELECT ?::text[] AS title, ?::text[] AS content, ?::text AS workspace, ?::text AS project) v`;
+        const [expected] = await queryRows<{ search: string }>(targetConfig, sql, titleLexemes(d.title), contentLexemes(d.content), d.workspace_id, d.project_id);
         assert.equal(d.search, expected!.search, `the search words of ${d.id}`);
+        assert.deepEqual(d.title_words, titleLexemes(d.title), `the title's words of ${d.id}`);
       }
 
       // The copy goes on as the original does: the same update on both answers alike, and new rows take new ids.

@@ -122,6 +122,27 @@ if (server === null) {
       });
     });
 
+    it("keeps each document's title words apart when an earlier version of Folio did not, so that an edit keeping the title still finds it", async () => {
+      await onNewSchema(async (url, first, viewer) => {
+        const doc = await first.createDocument(viewer, newDocument('Quarterly titleword', 'bodyword'), '2026-01-01T00:00:01.000Z');
+        await first.close();
+        // As the second design of the words and migration 3 left them: the title's words in the document's words only.
+        await sql(url, `UPDATE search_index_facts SET value = '2' WHERE name = 'words'`);
+        await sql(url, `UPDATE documents SET title_words = '{}'`);
+        const heard: [string | null, string][] = [];
+        const again = await openPostgresStore(url, { onReindex: (from, to) => heard.push([from, to]) });
+        try {
+          assert.deepEqual(heard, [[process.versions.unicode, process.versions.unicode]]);
+          const outcome = await again.updateDocument(viewer, doc!.id, { contentMarkdown: 'newbody', expectedUpdatedAt: null }, () => '2026-01-01T00:00:02.000Z');
+          assert.equal(outcome.status, 'updated');
+          assert.deepEqual(await found(again, viewer, 'titlew newb'), [doc!.id]);
+          assert.deepEqual(await found(again, viewer, 'bodyword'), []);
+        } finally {
+          await again.close();
+        }
+      });
+    });
+
     it('refuses search words of a later design than its own, leaving them as a newer Folio made them', async () => {
       await onNewSchema(async (url, first, viewer) => {
         await first.createDocument(viewer, newDocument('Kept', 'newerwords'), '2026-01-01T00:00:01.000Z');

@@ -1,4 +1,5 @@
 import { newUuid } from '../../domain/ids.js';
+import { canonicalInstant } from '../../domain/time.js';
 import type {
   DocumentMutationRow,
   DocumentReplacement,
@@ -11,7 +12,7 @@ import type {
 } from '../store.js';
 import type { Session } from './database.js';
 import { documentRow, type DocumentColumns } from '../rows.js';
-import { documentLexemes, outsideProjectsWordSql, projectWordSql, scopeQuerySql, searchVectorSql, termsQuery, workspaceWordSql } from './search.js';
+import { contentLexemes, outsideProjectsWordSql, projectWordSql, scopeQuerySql, searchVectorSql, termsQuery, titleLexemes, workspaceWordSql } from './search.js';
 import {
   contentVisible,
   NEW_CONTENT_WORKSPACE,
@@ -68,8 +69,8 @@ const GET = `SELECT ${SUMMARY}, d.content AS "contentMarkdown", d.project_id AS 
 
 /** A creation and its revision 1, in one statement; no row when the scope or the project is not open to the viewer. */
 const CREATE = `WITH doc AS (
-    INSERT INTO documents (id, workspace_id, creator_id, project_id, thread_id, title, content, created_at, search)
-    SELECT $4, w.workspace, $1, $3::text, $5, $6, $7, $8, ${searchVectorSql('$9::text[]', 'w.workspace', '$3::text')}
+    INSERT INTO documents (id, workspace_id, creator_id, project_id, thread_id, title, content, created_at, title_words, search)
+    SELECT $4, w.workspace, $1, $3::text, $5, $6, $7, $8, $12::text[], ${searchVectorSql('$12::text[]', '$9::text[]', 'w.workspace', '$3::text')}
     FROM (${NEW_CONTENT_WORKSPACE}) AS w (workspace) WHERE w.workspace IS NOT NULL
     RETURNING id
   ), revision AS (
@@ -78,24 +79,26 @@ const CREATE = `WITH doc AS (
   )
   SELECT id FROM doc`;
 
-/** The document as the viewer sees it, before an update: the state the update is computed from. */
-const CURRENT = `SELECT d.updated_at, d.title FROM documents d WHERE d.id = $3 AND ${contentVisible('d')}`;
+/** The document's updatedAt as the viewer sees it: what an update that changed nothing found. */
+const CURRENT = `SELECT d.updated_at FROM documents d WHERE d.id = $3 AND ${contentVisible('d')}`;
 
 /**
  * Compare and replace, and the revision, in one statement: the row changes
  * only if its updatedAt is still the one expected ($8). Of two such updates
  * at once, the second waits for the first's row lock, then finds the row
  * changed (PostgreSQL checks the condition again on the row as the first
- * left it) and changes nothing. The revision is numbered after the
- * document's newest while its row is locked, so numbers never collide.
+ * left it) and changes nothing. A title not given ($4, $11 null) is kept
+ * with its words. The revision is numbered after the document's newest
+ * while its row is locked, so numbers never collide.
  */
 const REPLACE = `WITH doc AS (
-    UPDATE documents d SET title = $4, content = $5, updated_at = $6, search = ${searchVectorSql('$7::text[]', 'd.workspace_id', 'd.project_id')}
+    UPDATE documents d SET title = coalesce($4::text, d.title), title_words = coalesce($11::text[], d.title_words), content = $5, updated_at = $6,
+      search = ${searchVectorSql('coalesce($11::text[], d.title_words)', '$7::text[]', 'd.workspace_id', 'd.project_id')}
     WHERE d.id = $3 AND d.updated_at IS NOT DISTINCT FROM $8::timestamptz AND ${contentVisible('d')}
     RETURNING d.id, d.title, d.thread_id, d.updated_at
   ), revision AS (
     INSERT INTO document_revisions (document_id, number, created_at, title, content, user_id, key_name)
-    SELECT doc.id, (SELECT coalesce(max(r.number), 0) + 1 FROM document_revisions r WHERE r.document_id = doc.id), $6, $4, $5, $9, $10
+    SELECT doc.id, (SELECT coalesce(max(r.number), 0) + 1 FROM document_revisions r WHERE r.document_id = doc.id), $6, doc.title, $5, $9, $10
     FROM doc
   )
   SELECT id, title, thread_id AS "threadId", updated_at AS "updatedAt" FROM doc`;
@@ -115,23 +118,21 @@ export function documentQueries(db: Session) {
   }
 
   async function update(viewer: Viewer, id: string, change: DocumentReplacement, next: (previous: string | null) => string): Promise<UpdateOutcome> {
-    type Current = { updated_at: string | null; title: string };
-    const current = async () => (await db.query<Current>(CURRENT, params(viewer, id))).rows[0];
-    const row = await current();
-    if (row === undefined) return { status: 'not_found' };
-    if (row.updated_at !== change.expectedUpdatedAt) return { status: 'conflict', currentUpdatedAt: row.updated_at };
-    const updatedAt = next(row.updated_at);
-    // The title read is still the document's when the replacement succeeds: any write since would have changed updatedAt.
-    const title = change.title ?? row.title;
-    const lexemes = documentLexemes(title, change.contentMarkdown);
-    const author = change.author ?? null;
-    const { rows } = await db.query<DocumentMutationRow>(
-      REPLACE,
-      params(viewer, id, title, change.contentMarkdown, updatedAt, lexemes, row.updated_at, author?.userId ?? null, author?.keyName ?? null),
-    );
-    if (rows[0] !== undefined) return { status: 'updated', document: rows[0] };
-    // Another write came between the read and the replacement.
-    const now = await current();
+    const expected = change.expectedUpdatedAt;
+    // An expectedUpdatedAt that is no instant as Folio writes them matches no document, and is no timestamptz to send.
+    if (expected === null || canonicalInstant(expected) === expected) {
+      const { title, contentMarkdown } = change;
+      const author = change.author ?? null;
+      // Written only where the document's updatedAt is still `expected`: the next one follows it.
+      const updatedAt = next(expected);
+      const titleWords = title === undefined ? null : titleLexemes(title);
+      const { rows } = await db.query<DocumentMutationRow>(
+        REPLACE,
+        params(viewer, id, title ?? null, contentMarkdown, updatedAt, contentLexemes(contentMarkdown), expected, author?.userId ?? null, author?.keyName ?? null, titleWords),
+      );
+      if (rows[0] !== undefined) return { status: 'updated', document: rows[0] };
+    }
+    const now = (await db.query<{ updated_at: string | null }>(CURRENT, params(viewer, id))).rows[0];
     return now === undefined ? { status: 'not_found' } : { status: 'conflict', currentUpdatedAt: now.updated_at };
   }
 
@@ -145,11 +146,11 @@ export function documentQueries(db: Session) {
 
     async createDocument(viewer: Viewer, doc: NewDocument, now: string): Promise<DocumentMutationRow | null> {
       const id = newUuid();
-      const lexemes = documentLexemes(doc.title, doc.contentMarkdown);
       const author = doc.author ?? null;
       const { rowCount } = await db.query(
         CREATE,
-        params(viewer, doc.projectId, id, doc.threadId, doc.title, doc.contentMarkdown, now, lexemes, author?.userId ?? null, author?.keyName ?? null),
+        params(viewer, doc.projectId, id, doc.threadId, doc.title, doc.contentMarkdown, now, contentLexemes(doc.contentMarkdown), author?.userId ?? null, author?.keyName ?? null,
+          titleLexemes(doc.title)),
       );
       return rowCount === 0 ? null : { id, title: doc.title, threadId: doc.threadId, updatedAt: null };
     },

@@ -3,14 +3,14 @@ import { UsageError } from '../../errors.js';
 import { COPIED_TABLES, type CopiedTable, type CopyRows, type CopySource, type TableCounts } from '../copy.js';
 import { openPool, postgresName, transactionOn, type Session } from './database.js';
 import { migrate } from './migrate.js';
-import { documentLexemes, searchVectorSql } from './search.js';
+import { contentLexemes, searchVectorSql, titleLexemes } from './search.js';
 
 /**
  * Each table's rows, sent as one JSON array per batch and read back as
  * records (as reindex.ts sends its words): one statement per batch, whose
  * plan is kept (database.ts). The columns the store derives are computed
  * as its own writes compute them: a document's search words
- * (documentLexemes, as documents.ts writes them), a chat's folded title
+ * (titleLexemes and contentLexemes, as documents.ts writes them), a chat's folded title
  * (foldTitle, as admin.ts does); sort times are generated columns.
  */
 const INSERTS: { [T in CopiedTable]: string } = {
@@ -38,11 +38,12 @@ const INSERTS: { [T in CopiedTable]: string } = {
     SELECT id, "workspaceId", "creatorId", "projectId", title, "titleFolded", "messageCount", "createdAt", "updatedAt" FROM jsonb_to_recordset($1::jsonb)
     AS v (id text, "workspaceId" text, "creatorId" text, "projectId" text, title text, "titleFolded" text, "messageCount" integer,
           "createdAt" timestamptz, "updatedAt" timestamptz)`,
-  documents: `INSERT INTO documents (id, workspace_id, creator_id, project_id, thread_id, title, content, created_at, updated_at, search)
-    SELECT id, "workspaceId", "creatorId", "projectId", "threadId", title, content, "createdAt", "updatedAt", ${searchVectorSql('lexemes', '"workspaceId"', '"projectId"')}
+  documents: `INSERT INTO documents (id, workspace_id, creator_id, project_id, thread_id, title, content, created_at, updated_at, title_words, search)
+    SELECT id, "workspaceId", "creatorId", "projectId", "threadId", title, content, "createdAt", "updatedAt", "titleWords",
+      ${searchVectorSql('"titleWords"', '"contentWords"', '"workspaceId"', '"projectId"')}
     FROM jsonb_to_recordset($1::jsonb)
     AS v (id text, "workspaceId" text, "creatorId" text, "projectId" text, "threadId" text, title text, content text,
-          "createdAt" timestamptz, "updatedAt" timestamptz, lexemes text[])`,
+          "createdAt" timestamptz, "updatedAt" timestamptz, "titleWords" text[], "contentWords" text[])`,
   document_revisions: `INSERT INTO document_revisions (document_id, number, created_at, title, content, user_id, key_name)
     SELECT "documentId", number, "createdAt", title, content, "userId", "keyName" FROM jsonb_to_recordset($1::jsonb)
     AS v ("documentId" text, number integer, "createdAt" timestamptz, title text, content text, "userId" text, "keyName" text)`,
@@ -51,7 +52,7 @@ const INSERTS: { [T in CopiedTable]: string } = {
 /** What the store derives, beside the copied columns. */
 const DERIVE: { [T in CopiedTable]?: (row: CopyRows[T]) => object } = {
   chats: (c) => ({ ...c, titleFolded: c.title === null ? null : foldTitle(c.title) }),
-  documents: (d) => ({ ...d, lexemes: documentLexemes(d.title, d.content) }),
+  documents: (d) => ({ ...d, titleWords: titleLexemes(d.title), contentWords: contentLexemes(d.content) }),
 };
 
 /** A row in a message. */

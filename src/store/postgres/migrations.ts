@@ -208,4 +208,13 @@ export const migrations: readonly string[] = [
   EXCEPTION WHEN feature_not_supported OR syntax_error THEN NULL;
   END $$;
   `,
+  `
+  -- The search words of a document's title (search.ts), which its search
+  -- words also hold: an edit that keeps the title makes the document's
+  -- words from these and its new Markdown's, in the one statement of the
+  -- edit, without reading the title first. The words of design 3 (reindex.ts)
+  -- fill them in the rows there are; every writer gives them from then on.
+  ALTER TABLE documents ADD COLUMN title_words text[] NOT NULL DEFAULT '{}';
+  ALTER TABLE documents ALTER COLUMN title_words DROP DEFAULT;
+  `,
 ];

@@ -1,7 +1,7 @@
 import { foldTitle } from '../../domain/search.js';
 import { NewerSchema } from '../newer-schema.js';
 import type { Session } from './database.js';
-import { documentLexemes, searchVectorSql, SEARCH_WORDS } from './search.js';
+import { contentLexemes, searchVectorSql, SEARCH_WORDS, titleLexemes } from './search.js';
 
 /**
  * The Unicode version of Folio's folding (foldText, foldTitle): Node.js's
@@ -72,10 +72,10 @@ async function refoldDocuments(db: Session): Promise<void> {
       [after, BATCH],
     );
     if (rows.length === 0) return;
-    const words = rows.map((d) => ({ id: d.id, lexemes: documentLexemes(d.title, d.content) }));
+    const words = rows.map((d) => ({ id: d.id, title: titleLexemes(d.title), content: contentLexemes(d.content) }));
     await db.query(
-      `UPDATE documents d SET search = ${searchVectorSql('v.lexemes', 'd.workspace_id', 'd.project_id')}
-       FROM jsonb_to_recordset($1::jsonb) AS v (id text, lexemes text[]) WHERE d.id = v.id`,
+      `UPDATE documents d SET title_words = v.title, search = ${searchVectorSql('v.title', 'v.content', 'd.workspace_id', 'd.project_id')}
+       FROM jsonb_to_recordset($1::jsonb) AS v (id text, title text[], content text[]) WHERE d.id = v.id`,
       [JSON.stringify(words)],
     );
     after = rows.at(-1)!.id;

@@ -67,25 +67,30 @@ export const outsideProjectsWordSql = (workspaceId: string): string => `'${OUTSI
 export const projectWordSql = (projectId: string): string => `'${IN_PROJECT}' || ${projectId}`;
 
 /**
- * A document's tsvector in SQL: `lexemes` (documentLexemes, a text[]
- * expression) and its scope words, of the text expressions that name its
+ * A document's tsvector in SQL: its title's and its Markdown's words
+ * (titleLexemes, contentLexemes: text[] expressions; a word in both is
+ * kept once) and its scope words, of the text expressions that name its
  * workspace and its project (null outside projects). They are added here,
  * where every writer knows the document's place: a creation learns its
  * workspace only in SQL (NEW_CONTENT_WORKSPACE).
  */
-export const searchVectorSql = (lexemes: string, workspaceId: string, projectId: string): string =>
-  `array_to_tsvector(${lexemes} || ARRAY[${workspaceWordSql(workspaceId)},
+export const searchVectorSql = (titleLexemes: string, contentLexemes: string, workspaceId: string, projectId: string): string =>
+  `array_to_tsvector(${titleLexemes} || ${contentLexemes} || ARRAY[${workspaceWordSql(workspaceId)},
     CASE WHEN ${projectId} IS NULL THEN ${outsideProjectsWordSql(workspaceId)} ELSE ${projectWordSql(projectId)} END])`;
 
 /** Room kept in a tsvector for the two scope words searchVectorSql adds: far more than any ids take. */
 const SCOPE_WORDS_BYTES = 512;
 
+/** Room kept for a title's words: a title holds at most 200 characters, whose words and prefix words take at most 3,200 bytes. */
+const TITLE_WORDS_BYTES = 4096;
+
 /**
- * Which design of a document's search words (documentLexemes and
- * searchVectorSql) made them, recorded with the index (reindex.ts), so
- * that words of an earlier design are made again: 1 had no workspace words.
+ * Which design of a document's search words (titleLexemes,
+ * contentLexemes and searchVectorSql) made them, recorded with the index (reindex.ts), so
+ * that words of an earlier design are made again: 1 had no workspace words,
+ * 2 did not keep the title's words apart (title_words, migration 3).
  */
-export const SEARCH_WORDS = '2';
+export const SEARCH_WORDS = '3';
 
 /**
  * Prefix words: each document also holds the first one and the first two
@@ -125,17 +130,15 @@ function wordsOf(text: string, into: Set<string>): void {
 }
 
 /**
- * The lexemes of a document's tsvector but its scope words
- * (searchVectorSql): its prefix words and its words. A word that begins
- * another adds nothing, since every term is looked up as a prefix, and is
- * left out. A document whose words still exceed what a tsvector holds keeps
- * its shortest (PostgreSQL's limit): the words of prose before the long
- * strings of an embedded file.
+ * The lexemes of `text` in a tsvector: its prefix words and its words. A
+ * word that begins another adds nothing, since every term is looked up as
+ * a prefix, and is left out. Words that still exceed `room` bytes are cut
+ * to their shortest that fit (PostgreSQL's limit on a tsvector): the words
+ * of prose before the long strings of an embedded file.
  */
-export function documentLexemes(title: string, content: string): string[] {
+function lexemesOf(text: string, room: number): string[] {
   const words = new Set<string>();
-  wordsOf(title, words);
-  wordsOf(content, words);
+  wordsOf(text, words);
   // UTF-16 order, which sort() without a comparator also gives, more slowly.
   const sorted = [...words].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   // In sorted order, the words a word begins follow it at once.
@@ -148,7 +151,7 @@ export function documentLexemes(title: string, content: string): string[] {
     if (word.length > first) starts.add(word.slice(0, first + (word.codePointAt(first)! > 0xffff ? 2 : 1)));
   }
   const internal = [...starts].map(prefixWord);
-  let room = VECTOR_BYTES - SCOPE_WORDS_BYTES - internal.reduce((bytes, word) => bytes + Buffer.byteLength(word), 0);
+  room -= internal.reduce((bytes, word) => bytes + Buffer.byteLength(word), 0);
   // UTF-8 takes at most 3 bytes per UTF-16 unit: most documents are measured no further.
   const fits = (ws: string[]) => ws.reduce((units, word) => units + word.length, 0) * 3 <= room || ws.reduce((bytes, word) => bytes + Buffer.byteLength(word), 0) <= room;
   if (!fits(kept)) {
@@ -161,6 +164,15 @@ export function documentLexemes(title: string, content: string): string[] {
   }
   return [...internal, ...kept];
 }
+
+/**
+ * A document's words come in two parts, which searchVectorSql joins: its
+ * title's, which the row also keeps (title_words) so that an edit that
+ * keeps the title makes the document's words without reading it first,
+ * and its Markdown's, in what room the title and the scope words leave.
+ */
+export const titleLexemes = (title: string): string[] => lexemesOf(title, TITLE_WORDS_BYTES);
+export const contentLexemes = (content: string): string[] => lexemesOf(content, VECTOR_BYTES - SCOPE_WORDS_BYTES - TITLE_WORDS_BYTES);
 
 /** A lexeme in a tsquery's text: quoted, its quotes doubled and backslashes escaped, so that nothing in it is syntax. */
 const quoted = (lexeme: string) => `'${lexeme.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`;
