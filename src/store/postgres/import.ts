@@ -9,9 +9,10 @@ import { contentLexemes, searchVectorSql, titleLexemes } from './search.js';
  * Each table's rows, sent as one JSON array per batch and read back as
  * records (as reindex.ts sends its words): one statement per batch, whose
  * plan is kept (database.ts). The columns the store derives are computed
- * as its own writes compute them: a document's search words
- * (titleLexemes and contentLexemes, as documents.ts writes them), a chat's folded title
- * (foldTitle, as admin.ts does); sort times are generated columns.
+ * as its own writes compute them: a document's search words and its
+ * title's (titleLexemes, contentLexemes, as documents.ts writes them), a
+ * chat's folded title (foldTitle, as admin.ts does); sort times are
+ * generated columns.
  */
 const INSERTS: { [T in CopiedTable]: string } = {
   users: `INSERT INTO users (id, email, name, plan, created_at)

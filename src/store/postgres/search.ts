@@ -85,8 +85,8 @@ const SCOPE_WORDS_BYTES = 512;
 const TITLE_WORDS_BYTES = 4096;
 
 /**
- * Which design of a document's search words (titleLexemes,
- * contentLexemes and searchVectorSql) made them, recorded with the index (reindex.ts), so
+ * Which design of a document's search words (titleLexemes, contentLexemes
+ * and searchVectorSql) made them, recorded with the index (reindex.ts), so
  * that words of an earlier design are made again: 1 had no workspace words,
  * 2 did not keep the title's words apart (title_words, migration 3).
  */
@@ -132,9 +132,9 @@ function wordsOf(text: string, into: Set<string>): void {
 /**
  * The lexemes of `text` in a tsvector: its prefix words and its words. A
  * word that begins another adds nothing, since every term is looked up as
- * a prefix, and is left out. Words that still exceed `room` bytes are cut
- * to their shortest that fit (PostgreSQL's limit on a tsvector): the words
- * of prose before the long strings of an embedded file.
+ * a prefix, and is left out. A text whose words still exceed `room` bytes
+ * keeps its shortest (a tsvector holds at most VECTOR_BYTES): the words of
+ * prose before the long strings of an embedded file.
  */
 function lexemesOf(text: string, room: number): string[] {
   const words = new Set<string>();
