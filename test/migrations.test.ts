@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { openDatabase, SEARCH_UNICODE } from '../src/store/sqlite/database.js';
-import { LAST_FULL_REINDEX, migrations, REINDEX_EVERY_DOCUMENT, SEARCH_TOKENIZER } from '../src/store/sqlite/migrations.js';
+import { DOCUMENTS_WITH_CONTENT, LAST_FULL_REINDEX, migrations, SEARCH_TOKENIZER } from '../src/store/sqlite/migrations.js';
 import { scopeTokens } from '../src/store/sqlite/search.js';
 import { openSqliteStore } from '../src/store/sqlite/store.js';
 import type { Store } from '../src/store/store.js';
@@ -94,8 +94,9 @@ describe('migrations from the first schema: seq counting up, one-letter prefixes
       const rows = db.prepare('SELECT seq, id FROM documents ORDER BY seq').all() as { seq: number; id: string }[];
       assert.deepEqual(rows.map((r) => r.id), ids(written));
       assert.ok(rows.every((r) => r.seq > 0));
-      const contents = db.prepare('SELECT seq FROM document_contents ORDER BY seq').pluck().all();
-      assert.deepEqual(contents, rows.map((r) => r.seq));
+      // Each document kept its Markdown: renumbered with it (migration 2), then its first revision's (migrations 18 and 19).
+      const contents = db.prepare(`SELECT c.content ${DOCUMENTS_WITH_CONTENT} ORDER BY d.seq`).pluck().all();
+      assert.deepEqual(contents, written.map((d) => d.content));
       // The index's rowid is -seq (migration 12): ascending, newest first.
       const indexed = db.prepare("SELECT -rowid FROM documents_fts WHERE documents_fts MATCH 'budget' ORDER BY rowid").pluck().all();
       assert.deepEqual(indexed, [rows[3]!.seq, rows[1]!.seq, rows[0]!.seq]);
@@ -341,7 +342,7 @@ describe('migration 14: the search index without columns, its scope tokens marke
       db.close();
     }
     // What migrate() counts on: migration 14 is the last to rebuild the whole index.
-    assert.ok(migrations[LAST_FULL_REINDEX - 1]!.includes(REINDEX_EVERY_DOCUMENT));
+    assert.ok(migrations[LAST_FULL_REINDEX - 1]!.includes("VALUES ('delete-all')"));
     assert.ok(migrations.slice(LAST_FULL_REINDEX).every((m) => !m.includes('delete-all')));
   });
   after(async () => {
@@ -538,5 +539,83 @@ describe('migration 18: every document begins its history with its current state
         [1, updatedAt, null, null],
       ],
     );
+  });
+});
+
+/**
+ * Migration 19: a document's Markdown is stored once, as its newest
+ * revision's. A document whose newest revision is not its current state
+ * (none should be: every change records one) gets one that is, so that
+ * nothing is lost; the table that held the second copy goes.
+ */
+describe("migration 19: a document's Markdown is its newest revision's", () => {
+  let dir: string;
+  let file: string;
+  let store: Store;
+  const user = 'user_migrationowner0019';
+  const viewer = { userId: user, orgId: null };
+  const at = '2026-01-01T00:00:00.000Z';
+  const written = [
+    { id: '00000000-0000-4000-8000-000000000191', title: 'Edited once', content: 'second draft words' },
+    { id: '00000000-0000-4000-8000-000000000192', title: 'Without history', content: 'never recorded' },
+    { id: '00000000-0000-4000-8000-000000000193', title: 'Stale history', content: 'newer than its revision' },
+  ];
+  const revision = (id: string, number: number, title: string, content: string) => ({ id, number, title, content });
+  const recorded = [
+    revision(written[0]!.id, 1, 'Edited once', 'first draft words'),
+    revision(written[0]!.id, 2, 'Edited once', 'second draft words'),
+    revision(written[2]!.id, 1, 'Stale history', 'older than the document'),
+  ];
+
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'folio-migrate-19-'));
+    file = join(dir, 'folio.db');
+    databaseAt(file, 18, user, written, { rowid: (seq) => -seq, indexed: searchText, searchText });
+    const db = new Database(file);
+    const insert = db.prepare('INSERT INTO document_revisions (document_id, number, created_at, title, content) VALUES (?, ?, ?, ?, ?)');
+    for (const r of recorded) insert.run(r.id, r.number, at, r.title, r.content);
+    db.close();
+    store = openSqliteStore(file);
+  });
+  after(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('serves every document as it was, each with a newest revision that is its current state', async () => {
+    for (const d of written) {
+      assert.equal((await store.getDocument(viewer, d.id))?.contentMarkdown, d.content, d.title);
+      const [newest] = (await store.listRevisions(viewer, d.id, 20)) ?? [];
+      assert.ok(newest, d.title);
+      assert.deepEqual(await store.getRevision(viewer, d.id, newest.number), { ...newest, contentMarkdown: d.content }, d.title);
+    }
+    const numbers = async (id: string) => (await store.listRevisions(viewer, id, 20))?.map((r) => r.number);
+    assert.deepEqual(await numbers(written[0]!.id), [2, 1]);
+    assert.deepEqual(await numbers(written[1]!.id), [1]);
+    // The stale revision stays, and the current state is recorded after it.
+    assert.deepEqual(await numbers(written[2]!.id), [2, 1]);
+    assert.equal((await store.getRevision(viewer, written[2]!.id, 1) as { contentMarkdown: string }).contentMarkdown, 'older than the document');
+  });
+
+  it('keeps no second copy of the Markdown', () => {
+    const db = new Database(file, { readonly: true });
+    try {
+      assert.equal(db.prepare("SELECT count(*) FROM sqlite_schema WHERE name = 'document_contents'").pluck().get(), 0);
+      assert.deepEqual(db.prepare('SELECT revision FROM documents ORDER BY seq').pluck().all(), [2, 1, 2]);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('edits a document afterwards as its next revision, and finds it only by its new words', async () => {
+    const d = written[0]!;
+    const outcome = await store.updateDocument(viewer, d.id, { contentMarkdown: 'third version', expectedUpdatedAt: null }, () => '2026-02-01T00:00:00.000Z');
+    assert.equal(outcome.status, 'updated');
+    assert.equal((await store.getDocument(viewer, d.id))?.contentMarkdown, 'third version');
+    assert.deepEqual((await store.listRevisions(viewer, d.id, 20))?.map((r) => r.number), [3, 2, 1]);
+    const found = async (q: string) => (await store.listDocuments(viewer, { terms: searchTerms(q), limit: 20 })).map((r) => r.id);
+    assert.deepEqual(await found('third'), [d.id]);
+    assert.deepEqual(await found('second'), []);
+    assert.deepEqual(indexedWords(file).split(' ').filter((w) => w === 'second' || w === 'draft'), []);
   });
 });

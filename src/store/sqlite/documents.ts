@@ -13,6 +13,7 @@ import type { Db } from './database.js';
 import { documentRow, type DocumentColumns } from '../rows.js';
 import { fewMatches, ftsMatch, outsideProjectsToken, projectToken, scopeTokens, wholeWords, withinScope, workspaceToken } from './search.js';
 import { contentVisible, NEW_CONTENT_WORKSPACE, VISIBLE_PROJECT_IDS, viewerParams as params } from './visibility.js';
+import { DOCUMENTS_WITH_CONTENT } from './migrations.js';
 import { revisionWriter } from './revisions.js';
 import type { StoreWrites } from './writes.js';
 
@@ -60,26 +61,25 @@ export function documentQueries(db: Db, writes: StoreWrites) {
   const visibleProjects = db.prepare(`${VISIBLE_PROJECT_IDS} AND vp.workspace_id <> @uid`).pluck();
   const getStmt = db.prepare(
     `SELECT ${SUMMARY}, c.content AS contentMarkdown, d.project_id AS projectId, p.name AS projectName
-     FROM documents d JOIN document_contents c ON c.seq = d.seq LEFT JOIN projects p ON p.id = d.project_id
+     ${DOCUMENTS_WITH_CONTENT} LEFT JOIN projects p ON p.id = d.project_id
      WHERE d.id = @id AND ${contentVisible('d')}`,
   );
   const lockStmt = db.prepare(
-    `SELECT d.seq, d.updated_at, d.title, d.workspace_id, d.project_id FROM documents d
+    `SELECT d.seq, d.updated_at, d.title, d.workspace_id, d.project_id, d.revision FROM documents d
      WHERE d.id = @id AND ${contentVisible('d')}`,
   );
   const newContentWorkspace = db.prepare(NEW_CONTENT_WORKSPACE).pluck();
   const lastWritten = db.prepare('SELECT seq, high_water_at FROM documents ORDER BY seq DESC LIMIT 1');
   const insertStmt = db.prepare(
-    `INSERT INTO documents (seq, id, workspace_id, creator_id, project_id, thread_id, title, created_at, sort_at, high_water_at)
-     VALUES (@seq, @id, @workspace, @uid, @pid, @thread, @title, @now, @now, @highWater)`,
+    `INSERT INTO documents (seq, id, workspace_id, creator_id, project_id, thread_id, title, created_at, sort_at, high_water_at, revision)
+     VALUES (@seq, @id, @workspace, @uid, @pid, @thread, @title, @now, @now, @highWater, 1)`,
   );
-  const insertContent = db.prepare('INSERT INTO document_contents (seq, content) VALUES (@seq, @content)');
-  const contentOf = db.prepare('SELECT content FROM document_contents WHERE seq = ?').pluck();
+  // A document's Markdown is its newest revision's (migration 19).
+  const contentOf = db.prepare('SELECT content FROM document_revisions WHERE document_id = ? AND number = ?').pluck();
   const moveStmt = db.prepare(
-    `UPDATE documents SET seq = @next, title = @title, updated_at = @updatedAt, sort_at = @updatedAt, high_water_at = @highWater
+    `UPDATE documents SET seq = @next, title = @title, updated_at = @updatedAt, sort_at = @updatedAt, high_water_at = @highWater, revision = @revision
      WHERE seq = @seq RETURNING id, title, thread_id AS threadId, updated_at AS updatedAt`,
   );
-  const moveContent = db.prepare('UPDATE document_contents SET seq = @next, content = @content WHERE seq = @seq');
   const revisions = revisionWriter(db);
 
   /**
@@ -146,15 +146,14 @@ export function documentQueries(db: Db, writes: StoreWrites) {
     const id = newUuid();
     const { seq, highWater } = nextPlace(now);
     insertStmt.run({ seq, highWater, id, workspace, uid: viewer.userId, pid: doc.projectId, thread: doc.threadId, title: doc.title, now });
-    insertContent.run({ seq, content: doc.contentMarkdown });
     index.insert({ seq, title: doc.title, content: doc.contentMarkdown, scope: scopeTokens(workspace, doc.projectId) });
-    revisions.record(id, now, doc.title, doc.contentMarkdown, doc.author);
+    revisions.record(id, 1, now, doc.title, doc.contentMarkdown, doc.author);
     return { id, title: doc.title, threadId: doc.threadId, updatedAt: null };
   };
 
   const update = (viewer: Viewer, id: string, change: DocumentReplacement, next: (previous: string | null) => string): UpdateOutcome => {
     const row = lockStmt.get(params(viewer, { id })) as
-      | { seq: number; updated_at: string | null; title: string; workspace_id: string; project_id: string | null }
+      | { seq: number; updated_at: string | null; title: string; workspace_id: string; project_id: string | null; revision: number }
       | undefined;
     if (!row) return { status: 'not_found' };
     if (row.updated_at !== change.expectedUpdatedAt) return { status: 'conflict', currentUpdatedAt: row.updated_at };
@@ -162,12 +161,12 @@ export function documentQueries(db: Db, writes: StoreWrites) {
     const title = change.title ?? row.title;
     // A new seq puts the document first in the walk (see migrations.ts).
     const { seq, highWater } = nextPlace(updatedAt);
-    const document = moveStmt.get({ seq: row.seq, next: seq, title, updatedAt, highWater }) as DocumentMutationRow;
+    const revision = row.revision + 1;
+    const document = moveStmt.get({ seq: row.seq, next: seq, title, updatedAt, highWater, revision }) as DocumentMutationRow;
     const scope = scopeTokens(row.workspace_id, row.project_id);
-    index.remove({ seq: row.seq, title: row.title, content: contentOf.get(row.seq) as string, scope });
-    moveContent.run({ seq: row.seq, next: seq, content: change.contentMarkdown });
+    index.remove({ seq: row.seq, title: row.title, content: contentOf.get(id, row.revision) as string, scope });
     index.insert({ seq, title, content: change.contentMarkdown, scope });
-    revisions.record(id, updatedAt, title, change.contentMarkdown, change.author);
+    revisions.record(id, revision, updatedAt, title, change.contentMarkdown, change.author);
     return { status: 'updated', document };
   };
 

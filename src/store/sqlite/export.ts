@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { UsageError } from '../../errors.js';
 import { COPIED_TABLES, type CopiedTable, type CopyRows, type CopySource, type TableCounts } from '../copy.js';
 import { isOpenRefusal, migrate, openDatabase, type Db } from './database.js';
+import { DOCUMENTS_WITH_CONTENT } from './migrations.js';
 
 /**
  * Each table's rows as src/store/copy.ts shapes them. Documents are read
@@ -23,7 +24,7 @@ const SELECTS: { [T in CopiedTable]: string } = {
       created_at AS createdAt, updated_at AS updatedAt FROM chats ORDER BY sort_at, id`,
   documents: `SELECT d.id, d.workspace_id AS workspaceId, d.creator_id AS creatorId, d.project_id AS projectId, d.thread_id AS threadId,
       d.title, c.content, d.created_at AS createdAt, d.updated_at AS updatedAt
-      FROM documents d JOIN document_contents c ON c.seq = d.seq ORDER BY d.seq`,
+      ${DOCUMENTS_WITH_CONTENT} ORDER BY d.seq`,
   document_revisions: `SELECT document_id AS documentId, number, created_at AS createdAt, title, content, user_id AS userId, key_name AS keyName
       FROM document_revisions ORDER BY rowid`,
 };

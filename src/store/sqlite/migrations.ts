@@ -19,23 +19,36 @@ export const SEARCH_TOKENIZER = `${TOKENIZER_BEFORE_14} tokenchars '${SCOPE_MARK
 const SCOPE_TOKENS = `'${SCOPE_MARK}w' || lower(hex(d.workspace_id)) || ' ' ||
       CASE WHEN d.project_id IS NULL THEN '${SCOPE_MARK}n' || lower(hex(d.workspace_id)) ELSE '${SCOPE_MARK}p' || lower(hex(d.project_id)) END`;
 
+/**
+ * The documents `d` with their Markdown `c.content`: the newest revision's
+ * (migration 19), which `d.revision` names.
+ */
+export const DOCUMENTS_WITH_CONTENT = 'FROM documents d JOIN document_revisions c ON c.document_id = d.id AND c.number = d.revision';
+/** The same before migration 19: the Markdown in a table of its own. */
+const WITH_CONTENT_BEFORE_19 = 'FROM documents d JOIN document_contents c ON c.seq = d.seq';
+
 /** Fills an empty search index from the documents, as Folio indexed them before migration 11 (its text as it is). */
 const INDEX_EVERY_DOCUMENT = `INSERT INTO documents_fts (rowid, title, content, scope)
     SELECT d.seq, d.title, c.content, ${SCOPE_TOKENS}
-    FROM documents d JOIN document_contents c ON c.seq = d.seq
+    ${WITH_CONTENT_BEFORE_19}
     ORDER BY d.seq;`;
 
 /**
- * Empties the search index and indexes every document again, as searchText
+ * Empties the search index and indexes every document again (`documents`:
+ * DOCUMENTS_WITH_CONTENT as the schema of the time had it), as searchText
  * makes its text, under its rowid -seq (migration 12), merged into one
  * segment.
  */
-export const REINDEX_EVERY_DOCUMENT = `INSERT INTO documents_fts (documents_fts) VALUES ('delete-all');
+const reindexEveryDocument = (documents: string) => `INSERT INTO documents_fts (documents_fts) VALUES ('delete-all');
   INSERT INTO documents_fts (rowid, title, content, scope)
     SELECT -d.seq, folio_search_text(d.title), folio_search_text(c.content), ${SCOPE_TOKENS}
-    FROM documents d JOIN document_contents c ON c.seq = d.seq
+    ${documents}
     ORDER BY d.seq DESC;
   INSERT INTO documents_fts (documents_fts) VALUES ('optimize');`;
+const REINDEX_BEFORE_19 = reindexEveryDocument(WITH_CONTENT_BEFORE_19);
+
+/** The search index rebuilt from the documents as they are stored today (database.ts). */
+export const REINDEX_EVERY_DOCUMENT = reindexEveryDocument(DOCUMENTS_WITH_CONTENT);
 
 /**
  * The search index made anew with document-level detail (migration 14) and
@@ -56,12 +69,12 @@ function documentLevelIndex(prefixes: string): string {
   INSERT INTO documents_fts (documents_fts, rank) VALUES ('pgsz', 4050);
   INSERT INTO documents_fts (documents_fts, rank) VALUES ('automerge', 0);
   INSERT INTO documents_fts (documents_fts, rank) VALUES ('usermerge', 8);
-  ${REINDEX_EVERY_DOCUMENT}
+  ${REINDEX_BEFORE_19}
   `;
 }
 
 /** The documents whose text the index reads otherwise since migration 11 (searchText, which migrate() lends to SQL). */
-const FOLDED_OTHERWISE = `FROM documents d JOIN document_contents c ON c.seq = d.seq
+const FOLDED_OTHERWISE = `${WITH_CONTENT_BEFORE_19}
     WHERE folio_search_text(d.title) <> d.title OR folio_search_text(c.content) <> c.content
     ORDER BY d.seq`;
 
@@ -351,14 +364,14 @@ export const migrations: readonly string[] = [
   // rebuilt under the new rowids, each document's text as searchText makes
   // it, and merged into one segment.
   `
-  ${REINDEX_EVERY_DOCUMENT}
+  ${REINDEX_BEFORE_19}
   `,
   // searchText lowers the text it folds (src/domain/search.ts), as queries
   // are lowered: capitals the tokenizer does not fold (Cherokee, Georgian's
   // Mtavruli, Adlam, Osage, …) were never found. The index is rebuilt as
   // migration 12 built it.
   `
-  ${REINDEX_EVERY_DOCUMENT}
+  ${REINDEX_BEFORE_19}
   `,
   // Document-level detail instead of column-level: the index records which
   // documents hold a word, not in which of their columns. Searches never
@@ -412,6 +425,23 @@ export const migrations: readonly string[] = [
   INSERT INTO document_revisions (document_id, number, created_at, title, content)
     SELECT d.id, 1, coalesce(d.updated_at, d.created_at), d.title, c.content
     FROM documents d JOIN document_contents c ON c.seq = d.seq;
+  `,
+  // A document's Markdown is stored once, as its newest revision's: every
+  // change records a revision (DESIGN §7) and pruning keeps the newest, so
+  // document_contents held a second copy of it, written by every write.
+  // documents.revision names the newest revision. A document whose newest
+  // revision is not its current state (none should be) first gets one that
+  // is, of no known author, so that nothing is lost.
+  `
+  INSERT INTO document_revisions (document_id, number, created_at, title, content)
+    SELECT d.id, coalesce(r.number, 0) + 1, coalesce(d.updated_at, d.created_at), d.title, c.content
+    ${WITH_CONTENT_BEFORE_19}
+    LEFT JOIN document_revisions r ON r.document_id = d.id
+      AND r.number = (SELECT max(number) FROM document_revisions WHERE document_id = d.id)
+    WHERE r.number IS NULL OR r.title IS NOT d.title OR r.content IS NOT c.content;
+  ALTER TABLE documents ADD COLUMN revision INTEGER NOT NULL DEFAULT 1;
+  UPDATE documents SET revision = (SELECT max(number) FROM document_revisions WHERE document_id = documents.id);
+  DROP TABLE document_contents;
   `,
 ];
 

@@ -13,13 +13,16 @@ const SUMMARY = 'r.number, r.created_at AS createdAt, r.title, r.user_id AS user
 export function revisionWriter(db: Db) {
   const insert = db.prepare(
     `INSERT INTO document_revisions (document_id, number, created_at, title, content, user_id, key_name)
-     VALUES (@documentId, coalesce((SELECT max(number) FROM document_revisions WHERE document_id = @documentId), 0) + 1,
-             @createdAt, @title, @content, @userId, @keyName)`,
+     VALUES (@documentId, @number, @createdAt, @title, @content, @userId, @keyName)`,
   );
   return {
-    /** Records the state a change of the document set at `createdAt`; numbered after its newest revision. */
-    record(documentId: string, createdAt: string, title: string, content: string, author: RevisionAuthor | null | undefined): void {
-      insert.run({ documentId, createdAt, title, content, userId: author?.userId ?? null, keyName: author?.keyName ?? null });
+    /**
+     * Records the state a change of the document set at `createdAt`, as
+     * revision `number`: the one the document's row now names (its
+     * `revision`), whose Markdown is the document's (migration 19).
+     */
+    record(documentId: string, number: number, createdAt: string, title: string, content: string, author: RevisionAuthor | null | undefined): void {
+      insert.run({ documentId, number, createdAt, title, content, userId: author?.userId ?? null, keyName: author?.keyName ?? null });
     },
   };
 }
