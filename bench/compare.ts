@@ -27,11 +27,19 @@
  * set; a version whose schema is newer than the data set's would upgrade
  * that copy under the other (`--own-copies` gives each a copy of its own
  * then). When a scenario writes, each upgrades its own copy as it starts.
+ * A base whose schema is older than the data set's cannot read it: the
+ * base's own generator then makes the data set (kept in
+ * bench/results/compare/data/ for the next run), and each version has its
+ * own copy, the working tree upgrading its copy as it starts; give
+ * `--warmup` the seconds that upgrade's aftermath takes (10 for 100,000
+ * documents).
  */
 import { spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import Database from 'better-sqlite3';
 import type { LoadResult, LoadSpec } from './load.js';
 import { build, folioEnv, freePort, freshCopy, loadProcess, pinnedNode, removeDatabase, run, startFlags, waitFor } from './processes.js';
 import { busyShares, failures, median } from './report.js';
@@ -98,8 +106,8 @@ const extraEnv = Object.fromEntries(
   }),
 );
 
-const pristine = join(RESULTS, 'data', `docs-${args.docs}.db`);
-const manifestFile = join(RESULTS, 'data', `docs-${args.docs}.json`);
+let pristine = join(RESULTS, 'data', `docs-${args.docs}.db`);
+let manifestFile = join(RESULTS, 'data', `docs-${args.docs}.json`);
 if (!existsSync(pristine) || !existsSync(manifestFile)) {
   throw new Error(`no data set of ${args.docs} documents: run "npm run bench -- --docs ${args.docs} --only me" first`);
 }
@@ -128,6 +136,34 @@ if (existsSync(join(baseDir, 'binding.gyp'))) {
 const builds = { base: build(baseDir), tree: build(ROOT) };
 const checkouts = { base: baseDir, tree: ROOT };
 
+/** The schema version of a SQLite file, and the last one a build knows. */
+const schemaOf = (file: string) => {
+  const db = new Database(file, { readonly: true });
+  try {
+    return db.pragma('user_version', { simple: true }) as number;
+  } finally {
+    db.close();
+  }
+};
+const knownSchema = async (buildDir: string) =>
+  ((await import(pathToFileURL(join(buildDir, 'src', 'store', 'sqlite', 'migrations.js')).href)) as { migrations: unknown[] }).migrations.length;
+
+const baseMade = schemaOf(pristine) > (await knownSchema(builds.base));
+if (baseMade) {
+  pristine = join(WORK, 'data', `docs-${args.docs}-${rev}.db`);
+  manifestFile = join(WORK, 'data', `docs-${args.docs}-${rev}.json`);
+  if (!existsSync(manifestFile)) {
+    say(`data: ${rev} cannot read the data set, of a newer schema: made by ${rev}'s own generator into ${pristine}…`);
+    mkdirSync(join(WORK, 'data'), { recursive: true });
+    // Older generators name the file `file`, newer ones `database`.
+    const script = `const { generate } = await import(${JSON.stringify(pathToFileURL(join(builds.base, 'bench', 'generate.js')).href)});
+      const out = ${JSON.stringify(pristine)};
+      const manifest = await generate({ file: out, database: out, docs: ${Number(args.docs)}, log: (l) => process.stderr.write(l + '\\n') });
+      (await import('node:fs')).writeFileSync(${JSON.stringify(manifestFile)}, JSON.stringify(manifest));`;
+    run(process.execPath, ['--input-type=module', '-e', script], baseDir);
+  }
+}
+
 interface Server {
   child: ChildProcess;
   url: string;
@@ -143,7 +179,7 @@ interface Server {
  * the other's to commit. With --own-copies each has its own for reads too:
  * versions of different schemas each upgrade their own as they start.
  */
-const writes = args['own-copies'] || scenarios.some((id) => SCENARIOS.find((s) => s.id === id)!.writes);
+const writes = args['own-copies'] || baseMade || scenarios.some((id) => SCENARIOS.find((s) => s.id === id)!.writes);
 const shared = join(WORK, 'folio.db');
 const dbs = writes ? { base: join(WORK, 'base.db'), tree: join(WORK, 'tree.db') } : { base: shared, tree: shared };
 const copies = [...new Set(Object.values(dbs))];
