@@ -9,6 +9,7 @@ import { run } from '../src/cli/program.js';
 import type { Config } from '../src/config.js';
 import { COPIED_TABLES, type TableCounts } from '../src/store/copy.js';
 import { openStore } from '../src/store/open.js';
+import { DOCUMENTS_WITH_CONTENT } from '../src/store/postgres/migrations.js';
 import { contentLexemes, searchVectorSql, titleLexemes } from '../src/store/postgres/search.js';
 import type { Store } from '../src/store/store.js';
 import { call, factories, queryRows, TEST_DATABASE, testClock, testConfig } from './helpers.js';
@@ -274,7 +275,7 @@ describe('folio copy --to postgres://…', { skip }, () => {
       // Each document's search words are the PostgreSQL store's own.
       const rows = await queryRows<{ id: string; title: string; content: string; workspace_id: string; project_id: string | null; title_words: string[]; search: string }>(
         targetConfig,
-        'SELECT id, title, content, workspace_id, project_id, title_words, search::text AS search FROM documents',
+        `SELECT d.id, d.title, c.content, d.workspace_id, d.project_id, d.title_words, d.search::text AS search ${DOCUMENTS_WITH_CONTENT}`,
       );
       for (const d of rows) {
         const sql = `SELECT ${searchVectorSql('v.title', 'v.content', 'v.workspace', 'v.project')}::text AS search

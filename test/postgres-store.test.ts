@@ -143,6 +143,46 @@ if (server === null) {
       });
     });
 
+    it("keeps a document's Markdown once, as its newest revision's, recording the current state where history lacks it (migration 4)", async () => {
+      await onNewSchema(async (url, first, viewer) => {
+        const at = (s: number) => `2026-01-01T00:00:0${s}.000Z`;
+        const edited = await first.createDocument(viewer, newDocument('Edited', 'first draft'), at(1));
+        await first.updateDocument(viewer, edited!.id, { contentMarkdown: 'second draft', expectedUpdatedAt: null }, () => at(2));
+        const unrecorded = await first.createDocument(viewer, newDocument('Unrecorded', 'never recorded'), at(3));
+        const stale = await first.createDocument(viewer, newDocument('Stale', 'older text'), at(4));
+        await first.close();
+        // As migration 3 left them, the Markdown in the row; and two documents whose history is not their current state.
+        await sql(url, 'ALTER TABLE documents ADD COLUMN content text');
+        await sql(url, 'UPDATE documents d SET content = c.content FROM document_revisions c WHERE c.document_id = d.id AND c.number = d.revision');
+        await sql(url, 'ALTER TABLE documents ALTER COLUMN content SET NOT NULL, DROP COLUMN revision');
+        await sql(url, 'DELETE FROM document_revisions WHERE document_id = $1', [unrecorded!.id]);
+        await sql(url, `UPDATE documents SET content = 'newer text' WHERE id = $1`, [stale!.id]);
+        await sql(url, 'DELETE FROM folio_schema_versions WHERE version = 4');
+        const again = await openPostgresStore(url);
+        try {
+          const expected = [
+            [edited!.id, 'second draft', [2, 1]],
+            [unrecorded!.id, 'never recorded', [1]],
+            [stale!.id, 'newer text', [2, 1]],
+          ] as const;
+          for (const [id, content, numbers] of expected) {
+            assert.equal((await again.getDocument(viewer, id))?.contentMarkdown, content);
+            assert.deepEqual((await again.listRevisions(viewer, id, 20))?.map((r) => r.number), numbers);
+            assert.equal((await again.getRevision(viewer, id, numbers[0]) as { contentMarkdown: string }).contentMarkdown, content);
+          }
+          assert.equal((await again.getRevision(viewer, stale!.id, 1) as { contentMarkdown: string }).contentMarkdown, 'older text');
+          const [column] = await sql(url, `SELECT count(*)::int AS n FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'documents' AND column_name = 'content'`);
+          assert.deepEqual(column, { n: 0 });
+          const outcome = await again.updateDocument(viewer, stale!.id, { contentMarkdown: 'third text', expectedUpdatedAt: null }, () => at(5));
+          assert.equal(outcome.status, 'updated');
+          assert.deepEqual((await again.listRevisions(viewer, stale!.id, 20))?.map((r) => r.number), [3, 2, 1]);
+          assert.equal((await again.getDocument(viewer, stale!.id))?.contentMarkdown, 'third text');
+        } finally {
+          await again.close();
+        }
+      });
+    });
+
     it('refuses search words of a later design than its own, leaving them as a newer Folio made them', async () => {
       await onNewSchema(async (url, first, viewer) => {
         await first.createDocument(viewer, newDocument('Kept', 'newerwords'), '2026-01-01T00:00:01.000Z');
@@ -367,7 +407,7 @@ if (server === null) {
       }
     });
 
-    it('compresses a document’s Markdown, words and revision with LZ4 where the server has it (migration 2)', async () => {
+    it('compresses a document’s words and its revisions’ Markdown with LZ4 where the server has it (migration 2)', async () => {
       const database = await createTestDatabase(server);
       const url = await database.schemaUrl();
       const store = await openPostgresStore(url);
@@ -382,19 +422,18 @@ if (server === null) {
         const doc = await store.createDocument(viewer, newDocument('Compressed', text), '2026-01-01T00:00:01.000Z');
         const [row] = await sql(
           url,
-          `SELECT pg_column_compression(d.content) AS content, pg_column_compression(r.content) AS revision
-           FROM documents d JOIN document_revisions r ON r.document_id = d.id WHERE d.id = $1`,
+          `SELECT pg_column_compression(r.content) AS revision FROM document_revisions r WHERE r.document_id = $1`,
           [doc!.id],
         );
         const expected = lz4 ? 'lz4' : 'pglz';
-        assert.deepEqual(row, { content: expected, revision: expected });
+        assert.deepEqual(row, { revision: expected });
         const columns = await sql(
           url,
           `SELECT c.relname || '.' || a.attname AS "column", a.attcompression AS method FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
-           WHERE c.relnamespace = current_schema()::regnamespace AND (c.relname, a.attname) IN (('documents', 'content'), ('documents', 'search'), ('document_revisions', 'content'))
+           WHERE c.relnamespace = current_schema()::regnamespace AND (c.relname, a.attname) IN (('documents', 'search'), ('document_revisions', 'content'))
            ORDER BY 1`,
         );
-        assert.deepEqual(columns, ['document_revisions.content', 'documents.content', 'documents.search'].map((column) => ({ column, method: lz4 ? 'l' : '' })));
+        assert.deepEqual(columns, ['document_revisions.content', 'documents.search'].map((column) => ({ column, method: lz4 ? 'l' : '' })));
       } finally {
         await store.close();
         await database.drop();

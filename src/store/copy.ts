@@ -51,7 +51,10 @@ export interface CopyRows {
     projectId: string | null;
     threadId: string | null;
     title: string;
+    /** The Markdown, which the writing side makes the search words of; it is revision `revision`'s. */
     content: string;
+    /** The number of the document's newest revision. */
+    revision: number;
     createdAt: string;
     updatedAt: string | null;
   };

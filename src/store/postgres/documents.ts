@@ -12,6 +12,7 @@ import type {
 } from '../store.js';
 import type { Session } from './database.js';
 import { documentRow, type DocumentColumns } from '../rows.js';
+import { DOCUMENTS_WITH_CONTENT } from './migrations.js';
 import { contentLexemes, outsideProjectsWordSql, projectWordSql, scopeQuerySql, searchVectorSql, termsQuery, titleLexemes, workspaceWordSql } from './search.js';
 import {
   contentVisible,
@@ -63,14 +64,14 @@ const search = (inProject: boolean) => {
 export const SEARCH = search(false);
 const SEARCH_PROJECT = search(true);
 
-const GET = `SELECT ${SUMMARY}, d.content AS "contentMarkdown", d.project_id AS "projectId", p.name AS "projectName"
-  FROM documents d LEFT JOIN projects p ON p.id = d.project_id
+const GET = `SELECT ${SUMMARY}, c.content AS "contentMarkdown", d.project_id AS "projectId", p.name AS "projectName"
+  ${DOCUMENTS_WITH_CONTENT} LEFT JOIN projects p ON p.id = d.project_id
   WHERE d.id = $3 AND ${contentVisible('d')}`;
 
 /** A creation and its revision 1, in one statement; no row when the scope or the project is not open to the viewer. */
 const CREATE = `WITH doc AS (
-    INSERT INTO documents (id, workspace_id, creator_id, project_id, thread_id, title, content, created_at, title_words, search)
-    SELECT $4, w.workspace, $1, $3::text, $5, $6, $7, $8, $12::text[], ${searchVectorSql('$12::text[]', '$9::text[]', 'w.workspace', '$3::text')}
+    INSERT INTO documents (id, workspace_id, creator_id, project_id, thread_id, title, revision, created_at, title_words, search)
+    SELECT $4, w.workspace, $1, $3::text, $5, $6, 1, $8, $12::text[], ${searchVectorSql('$12::text[]', '$9::text[]', 'w.workspace', '$3::text')}
     FROM (${NEW_CONTENT_WORKSPACE}) AS w (workspace) WHERE w.workspace IS NOT NULL
     RETURNING id
   ), revision AS (
@@ -88,18 +89,18 @@ const CURRENT = `SELECT d.updated_at FROM documents d WHERE d.id = $3 AND ${cont
  * at once, the second waits for the first's row lock, then finds the row
  * changed (PostgreSQL checks the condition again on the row as the first
  * left it) and changes nothing. A title not given ($4, $11 null) is kept
- * with its words. The revision is numbered after the document's newest
- * while its row is locked, so numbers never collide.
+ * with its words. The revision is numbered after the document's newest,
+ * whose number the row holds and the update moves on while the row is
+ * locked, so numbers never collide.
  */
 const REPLACE = `WITH doc AS (
-    UPDATE documents d SET title = coalesce($4::text, d.title), title_words = coalesce($11::text[], d.title_words), content = $5, updated_at = $6,
+    UPDATE documents d SET title = coalesce($4::text, d.title), title_words = coalesce($11::text[], d.title_words), revision = d.revision + 1, updated_at = $6,
       search = ${searchVectorSql('coalesce($11::text[], d.title_words)', '$7::text[]', 'd.workspace_id', 'd.project_id')}
     WHERE d.id = $3 AND d.updated_at IS NOT DISTINCT FROM $8::timestamptz AND ${contentVisible('d')}
-    RETURNING d.id, d.title, d.thread_id, d.updated_at
+    RETURNING d.id, d.title, d.thread_id, d.updated_at, d.revision
   ), revision AS (
     INSERT INTO document_revisions (document_id, number, created_at, title, content, user_id, key_name)
-    SELECT doc.id, (SELECT coalesce(max(r.number), 0) + 1 FROM document_revisions r WHERE r.document_id = doc.id), $6, doc.title, $5, $9, $10
-    FROM doc
+    SELECT doc.id, doc.revision, $6, doc.title, $5, $9, $10 FROM doc
   )
   SELECT id, title, thread_id AS "threadId", updated_at AS "updatedAt" FROM doc`;
 

@@ -39,11 +39,11 @@ const INSERTS: { [T in CopiedTable]: string } = {
     SELECT id, "workspaceId", "creatorId", "projectId", title, "titleFolded", "messageCount", "createdAt", "updatedAt" FROM jsonb_to_recordset($1::jsonb)
     AS v (id text, "workspaceId" text, "creatorId" text, "projectId" text, title text, "titleFolded" text, "messageCount" integer,
           "createdAt" timestamptz, "updatedAt" timestamptz)`,
-  documents: `INSERT INTO documents (id, workspace_id, creator_id, project_id, thread_id, title, content, created_at, updated_at, title_words, search)
-    SELECT id, "workspaceId", "creatorId", "projectId", "threadId", title, content, "createdAt", "updatedAt", "titleWords",
+  documents: `INSERT INTO documents (id, workspace_id, creator_id, project_id, thread_id, title, revision, created_at, updated_at, title_words, search)
+    SELECT id, "workspaceId", "creatorId", "projectId", "threadId", title, revision, "createdAt", "updatedAt", "titleWords",
       ${searchVectorSql('"titleWords"', '"contentWords"', '"workspaceId"', '"projectId"')}
     FROM jsonb_to_recordset($1::jsonb)
-    AS v (id text, "workspaceId" text, "creatorId" text, "projectId" text, "threadId" text, title text, content text,
+    AS v (id text, "workspaceId" text, "creatorId" text, "projectId" text, "threadId" text, title text, revision integer,
           "createdAt" timestamptz, "updatedAt" timestamptz, "titleWords" text[], "contentWords" text[])`,
   document_revisions: `INSERT INTO document_revisions (document_id, number, created_at, title, content, user_id, key_name)
     SELECT "documentId", number, "createdAt", title, content, "userId", "keyName" FROM jsonb_to_recordset($1::jsonb)
@@ -53,7 +53,8 @@ const INSERTS: { [T in CopiedTable]: string } = {
 /** What the store derives, beside the copied columns. */
 const DERIVE: { [T in CopiedTable]?: (row: CopyRows[T]) => object } = {
   chats: (c) => ({ ...c, titleFolded: c.title === null ? null : foldTitle(c.title) }),
-  documents: (d) => ({ ...d, titleWords: titleLexemes(d.title), contentWords: contentLexemes(d.content) }),
+  // The Markdown itself is copied with the document's revisions.
+  documents: ({ content, ...d }) => ({ ...d, titleWords: titleLexemes(d.title), contentWords: contentLexemes(content) }),
 };
 
 /** A row in a message. */

@@ -11,11 +11,15 @@
  *   compares text: ties of the lists' order are broken by id, whatever the
  *   database's own collation.
  * - A document's search words are a `tsvector` that the store computes
- *   (search.ts), with a GIN index; its Markdown stays in the row.
+ *   (search.ts), with a GIN index; its Markdown is its newest revision's
+ *   (migration 4).
  *
  * Workspaces: `workspace_id` is a user id (personal workspace) or an
  * organization id (team workspace), as in SQLite.
  */
+/** The documents `d` with their Markdown `c.content`: the newest revision's (migration 4), which `d.revision` names. */
+export const DOCUMENTS_WITH_CONTENT = 'FROM documents d JOIN document_revisions c ON c.document_id = d.id AND c.number = d.revision';
+
 export const migrations: readonly string[] = [
   `
   -- E-mails are unique with the ASCII letters' case set aside, as SQLite's NOCASE compares them.
@@ -216,5 +220,22 @@ export const migrations: readonly string[] = [
   -- fill them in the rows there are; every writer gives them from then on.
   ALTER TABLE documents ADD COLUMN title_words text[] NOT NULL DEFAULT '{}';
   ALTER TABLE documents ALTER COLUMN title_words DROP DEFAULT;
+  `,
+  `
+  -- A document's Markdown is stored once, as its newest revision's: every
+  -- change records a revision (DESIGN §7) and pruning keeps the newest, so
+  -- documents.content was a second copy of it, written by every write.
+  -- documents.revision names the newest revision. A document whose newest
+  -- revision is not its current state (none should be) first gets one that
+  -- is, of no known author, so that nothing is lost.
+  INSERT INTO document_revisions (document_id, number, created_at, title, content)
+    SELECT d.id, coalesce(r.number, 0) + 1, coalesce(d.updated_at, d.created_at), d.title, d.content
+    FROM documents d
+    LEFT JOIN LATERAL (SELECT n.number, n.title, n.content FROM document_revisions n WHERE n.document_id = d.id ORDER BY n.number DESC LIMIT 1) r ON true
+    WHERE r.number IS NULL OR r.title IS DISTINCT FROM d.title OR r.content IS DISTINCT FROM d.content;
+  ALTER TABLE documents ADD COLUMN revision integer;
+  UPDATE documents d SET revision = (SELECT max(r.number) FROM document_revisions r WHERE r.document_id = d.id);
+  ALTER TABLE documents ALTER COLUMN revision SET NOT NULL;
+  ALTER TABLE documents DROP COLUMN content;
   `,
 ];

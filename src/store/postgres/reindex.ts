@@ -1,6 +1,7 @@
 import { foldTitle } from '../../domain/search.js';
 import { NewerSchema } from '../newer-schema.js';
 import type { Session } from './database.js';
+import { DOCUMENTS_WITH_CONTENT } from './migrations.js';
 import { contentLexemes, searchVectorSql, SEARCH_WORDS, titleLexemes } from './search.js';
 
 /**
@@ -68,7 +69,7 @@ type DocumentText = { id: string; title: string; content: string };
 async function refoldDocuments(db: Session): Promise<void> {
   for (let after = ''; ; ) {
     const { rows } = await db.query<DocumentText>(
-      'SELECT id, title, content FROM documents WHERE id > $1 ORDER BY id LIMIT $2',
+      `SELECT d.id, d.title, c.content ${DOCUMENTS_WITH_CONTENT} WHERE d.id > $1 ORDER BY d.id LIMIT $2`,
       [after, BATCH],
     );
     if (rows.length === 0) return;

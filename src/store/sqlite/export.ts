@@ -23,7 +23,7 @@ const SELECTS: { [T in CopiedTable]: string } = {
   chats: `SELECT id, workspace_id AS workspaceId, creator_id AS creatorId, project_id AS projectId, title, message_count AS messageCount,
       created_at AS createdAt, updated_at AS updatedAt FROM chats ORDER BY sort_at, id`,
   documents: `SELECT d.id, d.workspace_id AS workspaceId, d.creator_id AS creatorId, d.project_id AS projectId, d.thread_id AS threadId,
-      d.title, c.content, d.created_at AS createdAt, d.updated_at AS updatedAt
+      d.title, c.content, d.revision, d.created_at AS createdAt, d.updated_at AS updatedAt
       ${DOCUMENTS_WITH_CONTENT} ORDER BY d.seq`,
   document_revisions: `SELECT document_id AS documentId, number, created_at AS createdAt, title, content, user_id AS userId, key_name AS keyName
       FROM document_revisions ORDER BY rowid`,
