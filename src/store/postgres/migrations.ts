@@ -1,3 +1,6 @@
+/** The documents `d` with their Markdown `c.content`: the newest revision's (migration 4), which `d.revision` names. */
+export const DOCUMENTS_WITH_CONTENT = 'FROM documents d JOIN document_revisions c ON c.document_id = d.id AND c.number = d.revision';
+
 /**
  * The PostgreSQL schema, as an ordered list of migrations; the table
  * `folio_schema_versions` records which have run (migrate.ts). The schema
@@ -17,9 +20,6 @@
  * Workspaces: `workspace_id` is a user id (personal workspace) or an
  * organization id (team workspace), as in SQLite.
  */
-/** The documents `d` with their Markdown `c.content`: the newest revision's (migration 4), which `d.revision` names. */
-export const DOCUMENTS_WITH_CONTENT = 'FROM documents d JOIN document_revisions c ON c.document_id = d.id AND c.number = d.revision';
-
 export const migrations: readonly string[] = [
   `
   -- E-mails are unique with the ASCII letters' case set aside, as SQLite's NOCASE compares them.
