@@ -7,7 +7,7 @@ import Database from 'better-sqlite3';
 import { openDatabase, SEARCH_UNICODE } from '../src/store/sqlite/database.js';
 import { DOCUMENTS_WITH_CONTENT, LAST_FULL_REINDEX, migrations, SEARCH_TOKENIZER } from '../src/store/sqlite/migrations.js';
 import { scopeTokens } from '../src/store/sqlite/search.js';
-import { openSqliteStore } from '../src/store/sqlite/store.js';
+import { openSqliteStore, type SqliteStoreOptions } from '../src/store/sqlite/store.js';
 import type { Store } from '../src/store/store.js';
 import { FOLDED_BY_FOLIO, foldTitle, SCOPE_MARK, searchTerms, searchText } from '../src/domain/search.js';
 import { indexedWords } from './helpers.js';
@@ -231,15 +231,49 @@ function databaseAt(
 }
 
 /**
+ * For the suite that calls it: a database written at schema `version`
+ * (databaseAt), changed by `alter` where that schema's own writes could
+ * not make what the suite needs, then opened by today's store with
+ * `options`; closed and removed after the suite. `file` and `store` are set
+ * before its first test.
+ */
+function databaseFrom(
+  version: number,
+  user: string,
+  documents: readonly OldDocument[],
+  index: Parameters<typeof databaseAt>[4],
+  more: { alter?: (db: Database.Database) => void; options?: SqliteStoreOptions } = {},
+): { file: string; store: Store } {
+  const opened = { file: '', store: undefined as unknown as Store };
+  let dir = '';
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), `folio-migrate-${version + 1}-`));
+    opened.file = join(dir, 'folio.db');
+    databaseAt(opened.file, version, user, documents, index);
+    if (more.alter) {
+      const db = new Database(opened.file);
+      try {
+        more.alter(db);
+      } finally {
+        db.close();
+      }
+    }
+    opened.store = openSqliteStore(opened.file, more.options);
+  });
+  after(async () => {
+    await opened.store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return opened;
+}
+
+/**
  * A database indexed as Folio indexed documents before migration 11 (their
  * text as it is), opened by today's Folio: documents with diacritics outside
  * Latin are indexed again as searchText reads them, the others are left as
  * they were, and edits afterwards remove exactly what the index holds.
  */
 describe('migration 11: the search index reads text without the diacritics of every script', () => {
-  let dir: string;
-  let file: string;
-  let store: Store;
   const user = 'user_migrationowner0011';
   const viewer = { userId: user, orgId: null };
   const written = [
@@ -249,38 +283,26 @@ describe('migration 11: the search index reads text without the diacritics of ev
   ];
   const ids = (rows: { id: string }[]) => rows.map((r) => r.id);
 
-  before(() => {
-    dir = mkdtempSync(join(tmpdir(), 'folio-migrate-11-'));
-    file = join(dir, 'folio.db');
-    databaseAt(file, 10, user, written, { rowid: (seq) => seq, indexed: (text) => text });
-    store = openSqliteStore(file);
-  });
-  after(async () => {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const opened = databaseFrom(10, user, written, { rowid: (seq) => seq, indexed: (text) => text });
 
   it('indexes again the documents whose words searchText changes, and finds them without their diacritics', async () => {
-    assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 20, terms: ['ελληνικα'] })), [written[0]!.id]);
-    assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 20, terms: ['oresund', 'κειμενο'] })), [written[0]!.id]);
-    assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 20, terms: ['creme'] })), [written[2]!.id]);
-    assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 20, terms: ['ascii'] })), [written[1]!.id]);
+    assert.deepEqual(ids(await opened.store.listDocuments(viewer, { limit: 20, terms: ['ελληνικα'] })), [written[0]!.id]);
+    assert.deepEqual(ids(await opened.store.listDocuments(viewer, { limit: 20, terms: ['oresund', 'κειμενο'] })), [written[0]!.id]);
+    assert.deepEqual(ids(await opened.store.listDocuments(viewer, { limit: 20, terms: ['creme'] })), [written[2]!.id]);
+    assert.deepEqual(ids(await opened.store.listDocuments(viewer, { limit: 20, terms: ['ascii'] })), [written[1]!.id]);
     // No word as it was indexed before is left, and none twice.
-    assert.equal(indexedWords(file), 'already ascii cafe creme folded notes only oresund plain the tokenizer which για ελληνικα κειμενο το');
+    assert.equal(indexedWords(opened.file), 'already ascii cafe creme folded notes only oresund plain the tokenizer which για ελληνικα κειμενο το');
   });
 
   it('edits such a document afterwards so that only its new words are found', async () => {
-    const edited = await store.updateDocument(viewer, written[0]!.id, { title: 'Renamed', contentMarkdown: 'nothing else', expectedUpdatedAt: null }, () => '2026-02-02T00:00:00.000Z');
+    const edited = await opened.store.updateDocument(viewer, written[0]!.id, { title: 'Renamed', contentMarkdown: 'nothing else', expectedUpdatedAt: null }, () => '2026-02-02T00:00:00.000Z');
     assert.equal(edited.status, 'updated');
-    assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 20, terms: ['ελληνικα'] })), []);
-    assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 20, terms: ['renamed', 'nothing'] })), [written[0]!.id]);
+    assert.deepEqual(ids(await opened.store.listDocuments(viewer, { limit: 20, terms: ['ελληνικα'] })), []);
+    assert.deepEqual(ids(await opened.store.listDocuments(viewer, { limit: 20, terms: ['renamed', 'nothing'] })), [written[0]!.id]);
   });
 });
 
 describe('migration 13: the search index reads the text it folds in lower case', () => {
-  let dir: string;
-  let file: string;
-  let store: Store;
   const user = 'user_migrationowner0013';
   const viewer = { userId: user, orgId: null };
   const written = [
@@ -291,31 +313,19 @@ describe('migration 13: the search index reads the text it folds in lower case',
   // searchText as schema 12 indexed it: folded, but not lowered.
   const before12 = (text: string) => (FOLDED_BY_FOLIO.test(text) ? text.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').normalize('NFC') : text);
 
-  before(() => {
-    dir = mkdtempSync(join(tmpdir(), 'folio-migrate-13-'));
-    file = join(dir, 'folio.db');
-    databaseAt(file, 12, user, written, { rowid: (seq) => -seq, indexed: before12, searchText: before12 });
-    store = openSqliteStore(file);
-  });
-  after(async () => {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const opened = databaseFrom(12, user, written, { rowid: (seq) => -seq, indexed: before12, searchText: before12 });
 
   it('indexes every document again, so that capitals the tokenizer does not fold are found in either case', async () => {
     for (const q of ['ᏣᎳᎩ', 'ꮳꮃꭹ', 'საქართველო', 'ᲡᲐᲥ', 'ΕΛΛΗΝΙΚΑ']) {
-      assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 20, terms: searchTerms(q) })), [written[0]!.id], q);
+      assert.deepEqual(ids(await opened.store.listDocuments(viewer, { limit: 20, terms: searchTerms(q) })), [written[0]!.id], q);
     }
-    assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 20, terms: ['plain', 'ascii'] })), [written[1]!.id]);
+    assert.deepEqual(ids(await opened.store.listDocuments(viewer, { limit: 20, terms: ['plain', 'ascii'] })), [written[1]!.id]);
     // No word as it was indexed before is left, and none twice.
-    assert.equal(indexedWords(file), 'and ascii notes only plain ελληνικα საქართველო ꮳꮃꭹ');
+    assert.equal(indexedWords(opened.file), 'and ascii notes only plain ελληνικα საქართველო ꮳꮃꭹ');
   });
 });
 
 describe('migration 14: the search index without columns, its scope tokens marked', () => {
-  let dir: string;
-  let file: string;
-  let store: Store;
   const user = 'user_migrationowner0014';
   const viewer = { userId: user, orgId: null };
   const written = [
@@ -326,16 +336,13 @@ describe('migration 14: the search index without columns, its scope tokens marke
 
   const rebuiltForUnicode: unknown[] = [];
 
-  before(() => {
-    dir = mkdtempSync(join(tmpdir(), 'folio-migrate-14-'));
-    file = join(dir, 'folio.db');
-    databaseAt(file, 13, user, written, { rowid: (seq) => -seq, indexed: searchText, searchText });
-    store = openSqliteStore(file, { onReindex: (from, to) => rebuiltForUnicode.push([from, to]) });
+  const opened = databaseFrom(13, user, written, { rowid: (seq) => -seq, indexed: searchText, searchText }, {
+    options: { onReindex: (from, to) => rebuiltForUnicode.push([from, to]) },
   });
 
   it('records the Unicode version of the index it has just rebuilt, without rebuilding it again (migration 15)', () => {
     assert.deepEqual(rebuiltForUnicode, []);
-    const db = new Database(file, { readonly: true });
+    const db = new Database(opened.file, { readonly: true });
     try {
       assert.equal(db.prepare("SELECT value FROM search_index_facts WHERE name = 'unicode'").pluck().get(), SEARCH_UNICODE);
     } finally {
@@ -345,13 +352,9 @@ describe('migration 14: the search index without columns, its scope tokens marke
     assert.ok(migrations[LAST_FULL_REINDEX - 1]!.includes("VALUES ('delete-all')"));
     assert.ok(migrations.slice(LAST_FULL_REINDEX).every((m) => !m.includes('delete-all')));
   });
-  after(async () => {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
 
   it('indexes every document again with document-level detail, each scope token after the mark', () => {
-    const db = new Database(file);
+    const db = new Database(opened.file);
     try {
       const sql = db.prepare("SELECT sql FROM sqlite_master WHERE name = 'documents_fts'").pluck().get() as string;
       assert.match(sql, /detail\s*=\s*none/);
@@ -366,18 +369,18 @@ describe('migration 14: the search index without columns, its scope tokens marke
     } finally {
       db.close();
     }
-    assert.equal(indexedWords(file), 'and ascii notes only plain walks winter ελληνικα');
+    assert.equal(indexedWords(opened.file), 'and ascii notes only plain walks winter ελληνικα');
   });
 
   it('finds documents by their words only, never by a letter of their scope tokens', async () => {
     // Every document has a scope token of w… and one of n… (outside projects).
-    assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 20, terms: ['w'] })), [written[1]!.id]);
-    assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 20, terms: ['n'] })), [written[0]!.id]);
-    assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 20, terms: searchTerms('ΕΛΛΗΝΙΚΑ walk') })), [written[1]!.id]);
-    const edited = await store.updateDocument(viewer, written[1]!.id, { contentMarkdown: 'nothing else', expectedUpdatedAt: null }, () => '2026-02-02T00:00:00.000Z');
+    assert.deepEqual(ids(await opened.store.listDocuments(viewer, { limit: 20, terms: ['w'] })), [written[1]!.id]);
+    assert.deepEqual(ids(await opened.store.listDocuments(viewer, { limit: 20, terms: ['n'] })), [written[0]!.id]);
+    assert.deepEqual(ids(await opened.store.listDocuments(viewer, { limit: 20, terms: searchTerms('ΕΛΛΗΝΙΚΑ walk') })), [written[1]!.id]);
+    const edited = await opened.store.updateDocument(viewer, written[1]!.id, { contentMarkdown: 'nothing else', expectedUpdatedAt: null }, () => '2026-02-02T00:00:00.000Z');
     assert.equal(edited.status, 'updated');
-    assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 20, terms: ['walks'] })), []);
-    assert.deepEqual(ids(await store.listDocuments(viewer, { limit: 20, terms: ['n'] })), [written[1]!.id, written[0]!.id]);
+    assert.deepEqual(ids(await opened.store.listDocuments(viewer, { limit: 20, terms: ['walks'] })), []);
+    assert.deepEqual(ids(await opened.store.listDocuments(viewer, { limit: 20, terms: ['n'] })), [written[1]!.id, written[0]!.id]);
   });
 });
 
@@ -487,9 +490,6 @@ describe('the search index rebuilt for the Unicode version of the running Node.j
  * revisions written afterwards are numbered after it.
  */
 describe('migration 18: every document begins its history with its current state', () => {
-  let dir: string;
-  let file: string;
-  let store: Store;
   const user = 'user_migrationowner0018';
   const viewer = { userId: user, orgId: null };
   const written = [
@@ -498,29 +498,19 @@ describe('migration 18: every document begins its history with its current state
   ];
   const updatedAt = '2026-01-05T00:00:00.000Z';
 
-  before(() => {
-    dir = mkdtempSync(join(tmpdir(), 'folio-migrate-18-'));
-    file = join(dir, 'folio.db');
-    databaseAt(file, 17, user, written, { rowid: (seq) => -seq, indexed: searchText, searchText });
-    const db = new Database(file);
-    db.prepare('UPDATE documents SET updated_at = ?, sort_at = ? WHERE id = ?').run(updatedAt, updatedAt, written[1]!.id);
-    db.close();
-    store = openSqliteStore(file);
-  });
-  after(async () => {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
+  const opened = databaseFrom(17, user, written, { rowid: (seq) => -seq, indexed: searchText, searchText }, {
+    alter: (db) => db.prepare('UPDATE documents SET updated_at = ?, sort_at = ? WHERE id = ?').run(updatedAt, updatedAt, written[1]!.id),
   });
 
   it('gives each document revision 1: its title and content, at its updatedAt or else its createdAt, by nobody', async () => {
     const times = ['2026-01-01T00:00:00.000Z', updatedAt];
     for (const [i, d] of written.entries()) {
       const first = { number: 1, createdAt: times[i]!, title: d.title, userId: null, keyName: null };
-      assert.deepEqual(await store.listRevisions(viewer, d.id, 20), [first], d.title);
-      assert.deepEqual(await store.getRevision(viewer, d.id, 1), { ...first, contentMarkdown: d.content }, d.title);
-      assert.equal(await store.getRevision(viewer, d.id, 2), 'no_revision');
+      assert.deepEqual(await opened.store.listRevisions(viewer, d.id, 20), [first], d.title);
+      assert.deepEqual(await opened.store.getRevision(viewer, d.id, 1), { ...first, contentMarkdown: d.content }, d.title);
+      assert.equal(await opened.store.getRevision(viewer, d.id, 2), 'no_revision');
     }
-    const db = new Database(file, { readonly: true });
+    const db = new Database(opened.file, { readonly: true });
     try {
       assert.equal(db.prepare('SELECT count(*) FROM document_revisions').pluck().get(), written.length);
     } finally {
@@ -530,10 +520,10 @@ describe('migration 18: every document begins its history with its current state
 
   it('numbers the revisions of later changes after it', async () => {
     const author = { userId: user, keyName: 'agent' };
-    const outcome = await store.updateDocument(viewer, written[1]!.id, { contentMarkdown: 'changed', expectedUpdatedAt: updatedAt, author }, () => '2026-02-01T00:00:00.000Z');
+    const outcome = await opened.store.updateDocument(viewer, written[1]!.id, { contentMarkdown: 'changed', expectedUpdatedAt: updatedAt, author }, () => '2026-02-01T00:00:00.000Z');
     assert.equal(outcome.status, 'updated');
     assert.deepEqual(
-      (await store.listRevisions(viewer, written[1]!.id, 20))?.map((r) => [r.number, r.createdAt, r.userId, r.keyName]),
+      (await opened.store.listRevisions(viewer, written[1]!.id, 20))?.map((r) => [r.number, r.createdAt, r.userId, r.keyName]),
       [
         [2, '2026-02-01T00:00:00.000Z', user, 'agent'],
         [1, updatedAt, null, null],
@@ -549,9 +539,6 @@ describe('migration 18: every document begins its history with its current state
  * nothing is lost; the table that held the second copy goes.
  */
 describe("migration 19: a document's Markdown is its newest revision's", () => {
-  let dir: string;
-  let file: string;
-  let store: Store;
   const user = 'user_migrationowner0019';
   const viewer = { userId: user, orgId: null };
   const at = '2026-01-01T00:00:00.000Z';
@@ -567,38 +554,30 @@ describe("migration 19: a document's Markdown is its newest revision's", () => {
     revision(written[2]!.id, 1, 'Stale history', 'older than the document'),
   ];
 
-  before(() => {
-    dir = mkdtempSync(join(tmpdir(), 'folio-migrate-19-'));
-    file = join(dir, 'folio.db');
-    databaseAt(file, 18, user, written, { rowid: (seq) => -seq, indexed: searchText, searchText });
-    const db = new Database(file);
-    const insert = db.prepare('INSERT INTO document_revisions (document_id, number, created_at, title, content) VALUES (?, ?, ?, ?, ?)');
-    for (const r of recorded) insert.run(r.id, r.number, at, r.title, r.content);
-    db.close();
-    store = openSqliteStore(file);
-  });
-  after(async () => {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
+  const opened = databaseFrom(18, user, written, { rowid: (seq) => -seq, indexed: searchText, searchText }, {
+    alter: (db) => {
+      const insert = db.prepare('INSERT INTO document_revisions (document_id, number, created_at, title, content) VALUES (?, ?, ?, ?, ?)');
+      for (const r of recorded) insert.run(r.id, r.number, at, r.title, r.content);
+    },
   });
 
   it('serves every document as it was, each with a newest revision that is its current state', async () => {
     for (const d of written) {
-      assert.equal((await store.getDocument(viewer, d.id))?.contentMarkdown, d.content, d.title);
-      const [newest] = (await store.listRevisions(viewer, d.id, 20)) ?? [];
+      assert.equal((await opened.store.getDocument(viewer, d.id))?.contentMarkdown, d.content, d.title);
+      const [newest] = (await opened.store.listRevisions(viewer, d.id, 20)) ?? [];
       assert.ok(newest, d.title);
-      assert.deepEqual(await store.getRevision(viewer, d.id, newest.number), { ...newest, contentMarkdown: d.content }, d.title);
+      assert.deepEqual(await opened.store.getRevision(viewer, d.id, newest.number), { ...newest, contentMarkdown: d.content }, d.title);
     }
-    const numbers = async (id: string) => (await store.listRevisions(viewer, id, 20))?.map((r) => r.number);
+    const numbers = async (id: string) => (await opened.store.listRevisions(viewer, id, 20))?.map((r) => r.number);
     assert.deepEqual(await numbers(written[0]!.id), [2, 1]);
     assert.deepEqual(await numbers(written[1]!.id), [1]);
     // The stale revision stays, and the current state is recorded after it.
     assert.deepEqual(await numbers(written[2]!.id), [2, 1]);
-    assert.equal((await store.getRevision(viewer, written[2]!.id, 1) as { contentMarkdown: string }).contentMarkdown, 'older than the document');
+    assert.equal((await opened.store.getRevision(viewer, written[2]!.id, 1) as { contentMarkdown: string }).contentMarkdown, 'older than the document');
   });
 
   it('keeps no second copy of the Markdown', () => {
-    const db = new Database(file, { readonly: true });
+    const db = new Database(opened.file, { readonly: true });
     try {
       assert.equal(db.prepare("SELECT count(*) FROM sqlite_schema WHERE name = 'document_contents'").pluck().get(), 0);
       assert.deepEqual(db.prepare('SELECT revision FROM documents ORDER BY seq').pluck().all(), [2, 1, 2]);
@@ -609,13 +588,13 @@ describe("migration 19: a document's Markdown is its newest revision's", () => {
 
   it('edits a document afterwards as its next revision, and finds it only by its new words', async () => {
     const d = written[0]!;
-    const outcome = await store.updateDocument(viewer, d.id, { contentMarkdown: 'third version', expectedUpdatedAt: null }, () => '2026-02-01T00:00:00.000Z');
+    const outcome = await opened.store.updateDocument(viewer, d.id, { contentMarkdown: 'third version', expectedUpdatedAt: null }, () => '2026-02-01T00:00:00.000Z');
     assert.equal(outcome.status, 'updated');
-    assert.equal((await store.getDocument(viewer, d.id))?.contentMarkdown, 'third version');
-    assert.deepEqual((await store.listRevisions(viewer, d.id, 20))?.map((r) => r.number), [3, 2, 1]);
-    const found = async (q: string) => (await store.listDocuments(viewer, { terms: searchTerms(q), limit: 20 })).map((r) => r.id);
+    assert.equal((await opened.store.getDocument(viewer, d.id))?.contentMarkdown, 'third version');
+    assert.deepEqual((await opened.store.listRevisions(viewer, d.id, 20))?.map((r) => r.number), [3, 2, 1]);
+    const found = async (q: string) => (await opened.store.listDocuments(viewer, { terms: searchTerms(q), limit: 20 })).map((r) => r.id);
     assert.deepEqual(await found('third'), [d.id]);
     assert.deepEqual(await found('second'), []);
-    assert.deepEqual(indexedWords(file).split(' ').filter((w) => w === 'second' || w === 'draft'), []);
+    assert.deepEqual(indexedWords(opened.file).split(' ').filter((w) => w === 'second' || w === 'draft'), []);
   });
 });

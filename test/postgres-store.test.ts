@@ -48,6 +48,17 @@ if (server === null) {
       }
     };
 
+    /** Opens a store on `url` again, hearing of any rebuild of the search words, runs `work` with it, and closes it. */
+    const reopened = async (url: string, work: (store: Store, heard: [string | null, string][]) => Promise<void>) => {
+      const heard: [string | null, string][] = [];
+      const store = await openPostgresStore(url, { onReindex: (from, to) => heard.push([from, to]) });
+      try {
+        await work(store, heard);
+      } finally {
+        await store.close();
+      }
+    };
+
     /** Runs `work` on a new schema of a database made for it (dropped after), with a store opened on it, to close, and a user of it. */
     const onNewSchema = async (work: (url: string, first: Store, viewer: Viewer) => Promise<void>) => {
       const database = await createTestDatabase(server);
@@ -89,15 +100,11 @@ if (server === null) {
         // As an older Node.js would have left it: words of another folding.
         await sql(url, `UPDATE search_index_facts SET value = '1.0' WHERE name = 'unicode'`);
         await sql(url, `UPDATE documents SET search = array_to_tsvector(ARRAY['outdated'])`);
-        const heard: [string | null, string][] = [];
-        const again = await openPostgresStore(url, { onReindex: (from, to) => heard.push([from, to]) });
-        try {
+        await reopened(url, async (again, heard) => {
           assert.deepEqual(heard, [['1.0', process.versions.unicode]]);
           assert.deepEqual(await found(again, viewer, 'ελληνικα καλημ'), [doc!.id]);
           assert.deepEqual(await found(again, viewer, 'outdated'), []);
-        } finally {
-          await again.close();
-        }
+        });
       });
     });
 
@@ -111,14 +118,10 @@ if (server === null) {
         // As the first design of the words left them: no workspace word, no record of the design.
         await sql(url, `DELETE FROM search_index_facts WHERE name = 'words'`);
         await sql(url, `UPDATE documents SET search = ts_delete(search, chr(${SCOPE_MARK.codePointAt(0)}) || 'w' || workspace_id)`);
-        const heard: [string | null, string][] = [];
-        const again = await openPostgresStore(url, { onReindex: (from, to) => heard.push([from, to]) });
-        try {
+        await reopened(url, async (again, heard) => {
           assert.deepEqual(heard, [[process.versions.unicode, process.versions.unicode]]);
           assert.deepEqual(await found(again, viewer, 'earlierwords'), [inside!.id, outside!.id]);
-        } finally {
-          await again.close();
-        }
+        });
       });
     });
 
@@ -129,17 +132,13 @@ if (server === null) {
         // As the second design of the words and migration 3 left them: the title's words in the document's words only.
         await sql(url, `UPDATE search_index_facts SET value = '2' WHERE name = 'words'`);
         await sql(url, `UPDATE documents SET title_words = '{}'`);
-        const heard: [string | null, string][] = [];
-        const again = await openPostgresStore(url, { onReindex: (from, to) => heard.push([from, to]) });
-        try {
+        await reopened(url, async (again, heard) => {
           assert.deepEqual(heard, [[process.versions.unicode, process.versions.unicode]]);
           const outcome = await again.updateDocument(viewer, doc!.id, { contentMarkdown: 'newbody', expectedUpdatedAt: null }, () => '2026-01-01T00:00:02.000Z');
           assert.equal(outcome.status, 'updated');
           assert.deepEqual(await found(again, viewer, 'titlew newb'), [doc!.id]);
           assert.deepEqual(await found(again, viewer, 'bodyword'), []);
-        } finally {
-          await again.close();
-        }
+        });
       });
     });
 
@@ -158,8 +157,7 @@ if (server === null) {
         await sql(url, 'DELETE FROM document_revisions WHERE document_id = $1', [unrecorded!.id]);
         await sql(url, `UPDATE documents SET content = 'newer text' WHERE id = $1`, [stale!.id]);
         await sql(url, 'DELETE FROM folio_schema_versions WHERE version = 4');
-        const again = await openPostgresStore(url);
-        try {
+        await reopened(url, async (again) => {
           const expected = [
             [edited!.id, 'second draft', [2, 1]],
             [unrecorded!.id, 'never recorded', [1]],
@@ -177,9 +175,7 @@ if (server === null) {
           assert.equal(outcome.status, 'updated');
           assert.deepEqual((await again.listRevisions(viewer, stale!.id, 20))?.map((r) => r.number), [3, 2, 1]);
           assert.equal((await again.getDocument(viewer, stale!.id))?.contentMarkdown, 'third text');
-        } finally {
-          await again.close();
-        }
+        });
       });
     });
 
