@@ -68,8 +68,10 @@ async function fillAndFree(dir: string): Promise<void> {
     const viewer = { userId: user.id, orgId: null };
     // One commit of many documents makes the log long. Once it is checkpointed,
     // the next commit writes the log again from its start, over frames the file
-    // system has already given room to: the commits below need no more room.
-    await Promise.all(Array.from({ length: 200 }, () => writeNote(store, viewer, written++, now)));
+    // system has already given room to: the commits below need no more room,
+    // as long as this one wrote more frames than the ten commits after the
+    // fill write together (about a dozen each).
+    await Promise.all(Array.from({ length: 400 }, () => writeNote(store, viewer, written++, now)));
     await until(copiedAll, 'the first commit is checkpointed');
 
     fill(filler);
