@@ -440,6 +440,36 @@ describe('MCP endpoint: HTTP', () => {
     await modern.close();
   });
 
+  it('answers an initialize for a revision it does not negotiate so, 2026-07-28 included, with 2025-11-25', async () => {
+    for (const asked of ['2026-07-28', '1999-01-01']) {
+      const res = await post(t.base, initialize(asked), key);
+      assert.equal(res.status, 200);
+      assert.equal((await res.json()).result.protocolVersion, '2025-11-25');
+    }
+  });
+
+  it('answers a 2026-07-28 subscriptions/listen with a stream that acknowledges no notifications and ends at once', async () => {
+    const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+    const res = await post(
+      t.base,
+      { jsonrpc: '2.0', id: 9, method: 'subscriptions/listen', params: { _meta: meta, notifications: { toolsListChanged: true } } },
+      key,
+      { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'subscriptions/listen' },
+    );
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /^text\/event-stream/);
+    // The whole stream arrives and closes: Folio announces no changes, so nothing is left to wait for.
+    const messages = (await res.text())
+      .split('\n')
+      .filter((line) => line.startsWith('data: '))
+      .map((line) => JSON.parse(line.slice('data: '.length)));
+    assert.equal(messages.length, 2);
+    assert.equal(messages[0].method, 'notifications/subscriptions/acknowledged');
+    assert.deepEqual(messages[0].params.notifications, {});
+    assert.equal(messages[1].id, 9);
+    assert.equal(messages[1].result.resultType, 'complete');
+  });
+
   it('refuses a body that is not JSON, and a JSON-RPC batch, in the envelope', async () => {
     const res = await fetch(`${t.base}/mcp`, {
       method: 'POST',
