@@ -4,7 +4,7 @@ import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { byteBudget, limitBodiesInFlight, SMALL_BODY_BYTES, type ArrivalRate } from '../src/http/body-budget.js';
-import { installErrorHandling } from '../src/http/errors.js';
+import { answerClientError, installErrorHandling } from '../src/http/errors.js';
 import { setup, type TestContext } from './helpers.js';
 
 const tick = () => new Promise<void>((resolve) => process.nextTick(resolve));
@@ -262,9 +262,27 @@ describe('large request bodies in flight (Folio)', () => {
     }
   });
 
-  it('counts a body sent in chunks without a length as the largest allowed', async () => {
+  it('counts a body sent in chunks without a length as the largest allowed, once it is past the small size', async () => {
     const a = post(port, '/v1/documents', documentOf(large, 'chunked'), { key, chunked: true, sendFirst: 1000 });
+    await sleep(200);
+    assert.equal(t.app.bodyBudget.used, 0);
+    a.sendUpTo(SMALL_BODY_BYTES + 1000);
     await until(() => t.app.bodyBudget.used === 300_000, 'the chunked body has its turn');
+    a.finish();
+    const r = await a.response;
+    assert.equal(r.status, 201, r.body);
+    const id = (JSON.parse(r.body) as { id: string }).id;
+    const got = await t.app.inject({ method: 'GET', url: `/v1/documents/${id}`, headers: { authorization: `Bearer ${key}` } });
+    assert.equal((got.json() as { contentMarkdown: string }).contentMarkdown, JSON.parse(documentOf(large, 'chunked')).contentMarkdown);
+  });
+
+  it('never holds back a small body sent in chunks, while a large one sent in chunks holds the budget', async () => {
+    const other = (await t.make.key((await t.make.user()).id, { write: true })).secret;
+    const a = post(port, '/v1/documents', documentOf(large, 'large'), { key, chunked: true, sendFirst: SMALL_BODY_BYTES + 1000 });
+    await until(() => t.app.bodyBudget.used === 300_000, 'the large chunked body has its turn');
+    const small = await post(port, '/v1/documents', documentOf(SMALL_BODY_BYTES, 'small'), { key: other, chunked: true }).response;
+    assert.equal(small.status, 201, small.body);
+    assert.equal(a.answered(), false);
     a.finish();
     assert.equal((await a.response).status, 201);
   });
@@ -309,7 +327,7 @@ describe('large request bodies in flight (time limits)', () => {
   const apps: FastifyInstance[] = [];
   /** A bare app that echoes the size of the JSON it was sent, behind the budget. */
   async function echo(limits: { waitMs: number; rate: ArrivalRate }) {
-    const app = Fastify({ bodyLimit: 300_000 });
+    const app = Fastify({ bodyLimit: 300_000, clientErrorHandler: answerClientError });
     apps.push(app);
     installErrorHandling(app, 300_000);
     const budget = limitBodiesInFlight(app, { capacity: 200_000, ...limits });
@@ -351,18 +369,37 @@ describe('large request bodies in flight (time limits)', () => {
     await sleep(seconds * 1000);
     const retried = await post(port, '/echo', documentOf(150_000, 'B')).response;
     assert.equal(retried.status, 200, retried.body);
-    await assert.rejects(stalled.response);
+    assert.equal((await stalled.response).status, 400);
   });
 
-  it('closes the connection of a body that stalls after its turn, and lets the next one in', async () => {
+  it('answers a body that stalls after its turn 400, closes its connection, and lets the next one in', async () => {
     const { budget, port } = await echo({ waitMs: 5000, rate: { bytesPerSecond: 100_000, graceMs: 300 } });
     const stalled = post(port, '/echo', documentOf(150_000, 'stalled'), { sendFirst: 1000 });
     await until(() => budget.used === 150_000, 'the stalled body has its turn');
     const next = post(port, '/echo', documentOf(150_000, 'next'));
-    await assert.rejects(stalled.response);
+    const refused = await stalled.response;
+    assert.equal(refused.status, 400);
+    assert.equal(refused.headers.connection, 'close');
+    assert.deepEqual(JSON.parse(refused.body), {
+      error: { code: 'invalid_request', message: 'The request body arrived too slowly: a large body must keep arriving at 98 KiB/s or faster.' },
+    });
     const r = await next.response;
     assert.equal(r.status, 200);
     await until(() => budget.used === 0, 'the budget is given back');
+  });
+
+  it('refuses a large body sent in chunks that waited too long with 429, and closes its connection', async () => {
+    const { budget, port } = await echo({ waitMs: 200, rate: { bytesPerSecond: 100_000, graceMs: 8500 } });
+    const a = post(port, '/echo', documentOf(150_000, 'A'), { sendFirst: 1000 });
+    await until(() => budget.used === 150_000, 'A has its turn');
+    // B's turn is refused while most of its body is still to come: the client is not left sending it.
+    const b = await post(port, '/echo', documentOf(150_000, 'B'), { chunked: true, sendFirst: SMALL_BODY_BYTES + 1000 }).response;
+    assert.equal(b.status, 429);
+    assert.equal(b.headers.connection, 'close');
+    assert.equal((JSON.parse(b.body) as { error: { code: string } }).error.code, 'rate_limited');
+    assert.equal(budget.waiting, 0);
+    a.finish();
+    assert.equal((await a.response).status, 200);
   });
 
   it('keeps reading a body that arrives slowly but at the allowed rate', async () => {

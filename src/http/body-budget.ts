@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyRequest, onSendHookHandler, preParsingHookHandler } from 'fastify';
+import { Transform, type Readable } from 'node:stream';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler, preParsingHookHandler } from 'fastify';
 import { RateLimited } from '../errors.js';
 import { hookList } from './route-hooks.js';
 
@@ -15,6 +16,8 @@ export const MIN_BODY_BYTES_PER_SECOND = 64 * 1024;
 export const BODY_GRACE_MS = 5_000;
 /** How often a body being read is checked against that rate. */
 const ARRIVAL_CHECK_MS = 250;
+/** The code of the error that answers a body arriving too slowly (src/http/errors.ts, answerClientError). */
+export const BODY_TOO_SLOW = 'FOLIO_BODY_TOO_SLOW';
 
 /** A body's time to arrive at the slowest allowed rate. */
 export interface ArrivalRate {
@@ -134,19 +137,43 @@ export function byteBudget(capacity: number, rate: ArrivalRate = { bytesPerSecon
 export type ByteBudget = ReturnType<typeof byteBudget>;
 
 /**
- * The bytes a request's body will take: its Content-Length, or the largest
- * body allowed when it is sent in chunks without one. 0 when there is no
- * body, or when it is over the route's limit (Fastify refuses it without
- * reading it).
+ * The bytes a request's body will take, by its Content-Length: 0 when there
+ * is none, or when it is over the route's limit (Fastify refuses it without
+ * reading it). A body sent in chunks, without one, is sized as it arrives
+ * (turnOnceLarge).
  */
 function declaredBodyBytes(request: FastifyRequest): number {
   const limit = request.routeOptions.bodyLimit ?? 0;
   const length = request.headers['content-length'];
-  if (length !== undefined) {
-    const bytes = Number(length);
-    return Number.isSafeInteger(bytes) && bytes <= limit ? bytes : 0;
-  }
-  return request.headers['transfer-encoding'] !== undefined ? limit : 0;
+  if (length === undefined) return 0;
+  const bytes = Number(length);
+  return Number.isSafeInteger(bytes) && bytes <= limit ? bytes : 0;
+}
+
+/** Whether a request's body comes in chunks, its size unknown until its end. */
+const chunked = (request: FastifyRequest) => request.headers['content-length'] === undefined && request.headers['transfer-encoding'] !== undefined;
+
+/**
+ * A body sent in chunks, passed on as it arrives: once more than
+ * SMALL_BODY_BYTES of it are in, it stops there (the client is held back
+ * by TCP) until `takeTurn` grants it a turn, or fails as the turn does. A
+ * small body sent in chunks never waits, however many large ones do.
+ */
+function turnOnceLarge(payload: Readable, takeTurn: () => Promise<void>): Readable {
+  let arrived = 0;
+  let turn: Promise<void> | null = null;
+  const passed = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      arrived += chunk.length;
+      if (turn === null && arrived > SMALL_BODY_BYTES) turn = takeTurn();
+      if (turn === null) callback(null, chunk);
+      else turn.then(() => callback(null, chunk), callback);
+    },
+  });
+  // A client that leaves ends the body with an error, as it would unwrapped.
+  payload.on('error', (err) => passed.destroy(err));
+  payload.pipe(passed);
+  return passed;
 }
 
 /** Methods whose requests Fastify never reads a body for. */
@@ -164,8 +191,11 @@ const BODILESS = new Set(['GET', 'HEAD', 'TRACE']);
  * share allows (byteBudget); the others wait, unread, in arrival order, and
  * after `waitMs` are refused with `429 rate_limited`, whose Retry-After is
  * the time by which the bodies being read now must have arrived (an
- * estimate: waiters ahead, and handlers still running, are not counted). A body that has
- * its turn must arrive at `rate` or faster, or its connection is closed: a
+ * estimate: waiters ahead, and handlers still running, are not counted). A
+ * body sent in chunks, whose size nobody declared, is read up to
+ * SMALL_BODY_BYTES first; past that it waits likewise, counted as the
+ * largest body allowed. A body that has its turn must arrive at `rate` or
+ * faster, or its request is answered `400` and its connection closed: a
  * client that stalls or trickles cannot hold the budget. A request's bytes
  * are given back when its answer is ready or its connection closes.
  * The hook runs where Fastify reads bodies, after the onRequest hooks: on
@@ -182,57 +212,84 @@ export function limitBodiesInFlight(
   const waitMs = options.waitMs ?? BUDGET_WAIT_MS;
   /** How each request that holds bytes gives them back. */
   const holding = new WeakMap<FastifyRequest, () => void>();
-  const hold: preParsingHookHandler = (request, reply, payload, done) => {
-    const bytes = declaredBodyBytes(request);
+
+  /**
+   * Resolves once the request's `bytes` have their turn, or fails with
+   * `429` after `waitMs`. From its turn on, the body must keep arriving at
+   * `rate`.
+   */
+  function takeTurn(request: FastifyRequest, reply: FastifyReply, bytes: number): Promise<void> {
     const socket = request.raw.socket;
-    if (bytes <= SMALL_BODY_BYTES || reply.raw.destroyed || socket.destroyed) {
+    // Keys take turns by key; a request without one (no API route) by its address.
+    const owner = request.caller?.keyId ?? `address ${request.ip}`;
+    return new Promise((resolve, reject) => {
+      let granted = false;
+      let timer: NodeJS.Timeout | undefined;
+      const release = budget.acquire(bytes, owner, () => {
+        granted = true;
+        clearTimeout(timer);
+        // The bytes read on this connection from now on; those of the body
+        // already buffered before its turn are not counted, which errs on the
+        // strict side by at most one read.
+        const start = Date.now();
+        const readBefore = socket.bytesRead;
+        timer = setInterval(() => {
+          if (request.raw.complete) return clearInterval(timer);
+          const due = ((Date.now() - start - rate.graceMs) / 1000) * rate.bytesPerSecond;
+          if (socket.bytesRead - readBefore >= due) return;
+          clearInterval(timer);
+          const slow = `The request body arrived too slowly: a large body must keep arriving at ${Math.round(rate.bytesPerSecond / 1024)} KiB/s or faster.`;
+          app.server.emit('clientError', Object.assign(new Error(slow), { code: BODY_TOO_SLOW }), socket);
+        }, Math.min(ARRIVAL_CHECK_MS, rate.graceMs));
+        timer.unref();
+        resolve();
+      });
+      // Given back once the answer is ready (answered below), or when the
+      // connection closes before. Not when the answer has gone out: a client
+      // that pipelines a request behind one whose answer it never reads would
+      // hold its bytes for as long as it keeps the connection open. The
+      // response's own 'close' does not come for a pipelined request whose
+      // response was still queued behind another when the connection closed.
+      const finished = () => {
+        clearTimeout(timer);
+        release();
+        reply.raw.off('close', finished);
+        socket.off('close', finished);
+        holding.delete(request);
+      };
+      holding.set(request, finished);
+      reply.raw.on('close', finished);
+      socket.on('close', finished);
+      if (!granted) {
+        timer = setTimeout(() => {
+          const seconds = Math.max(1, Math.ceil(budget.freeWithinMs(bytes, owner) / 1000));
+          release();
+          reject(new RateLimited(seconds, {}, 'The server is busy reading other large request bodies.'));
+        }, waitMs);
+        timer.unref();
+      }
+    });
+  }
+
+  const hold: preParsingHookHandler = (request, reply, payload, done) => {
+    if (reply.raw.destroyed || request.raw.socket.destroyed) {
       done(null, payload);
       return;
     }
-    // Keys take turns by key; a request without one (no API route) by its address.
-    const owner = request.caller?.keyId ?? `address ${request.ip}`;
-    let granted = false;
-    let timer: NodeJS.Timeout | undefined;
-    const release = budget.acquire(bytes, owner, () => {
-      granted = true;
-      clearTimeout(timer);
-      // The bytes read on this connection from now on; those of the body
-      // already buffered before its turn are not counted, which errs on the
-      // strict side by at most one read.
-      const start = Date.now();
-      const readBefore = socket.bytesRead;
-      timer = setInterval(() => {
-        if (request.raw.complete) return clearInterval(timer);
-        const due = ((Date.now() - start - rate.graceMs) / 1000) * rate.bytesPerSecond;
-        if (socket.bytesRead - readBefore < due) socket.destroy();
-      }, Math.min(ARRIVAL_CHECK_MS, rate.graceMs));
-      timer.unref();
-      done(null, payload);
-    });
-    // Given back once the answer is ready (answered below), or when the
-    // connection closes before. Not when the answer has gone out: a client
-    // that pipelines a request behind one whose answer it never reads would
-    // hold its bytes for as long as it keeps the connection open. The
-    // response's own 'close' does not come for a pipelined request whose
-    // response was still queued behind another when the connection closed.
-    const finished = () => {
-      clearTimeout(timer);
-      release();
-      reply.raw.off('close', finished);
-      socket.off('close', finished);
-      holding.delete(request);
-    };
-    holding.set(request, finished);
-    reply.raw.on('close', finished);
-    socket.on('close', finished);
-    if (!granted) {
-      timer = setTimeout(() => {
-        const seconds = Math.max(1, Math.ceil(budget.freeWithinMs(bytes, owner) / 1000));
-        release();
-        done(new RateLimited(seconds, {}, 'The server is busy reading other large request bodies.'));
-      }, waitMs);
-      timer.unref();
+    if (chunked(request)) {
+      const largest = request.routeOptions.bodyLimit ?? 0;
+      done(null, turnOnceLarge(payload, () => takeTurn(request, reply, largest)));
+      return;
     }
+    const bytes = declaredBodyBytes(request);
+    if (bytes <= SMALL_BODY_BYTES) {
+      done(null, payload);
+      return;
+    }
+    takeTurn(request, reply, bytes).then(
+      () => done(null, payload),
+      (err: Error) => done(err),
+    );
   };
   const answered: onSendHookHandler = (request, _reply, payload, done) => {
     holding.get(request)?.();

@@ -4,6 +4,7 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifySchemaValidationError } from 'fastify';
 import { ApiError, InternalError, InvalidRequest, NotFound } from '../errors.js';
 import type { RouteGuard } from './auth.js';
+import { BODY_TOO_SLOW } from './body-budget.js';
 import { loggedUrl } from '../logging/request-log.js';
 
 /**
@@ -156,19 +157,22 @@ export function answerFrameworkError(guards: RouteGuards) {
  * Fastify. It is answered here in the envelope, with a request id and a log
  * line, and its connection is closed, as Node does. The status stays among
  * those the spec lists: an unknown method is a path nothing answers (404,
- * DESIGN §3), the rest 400.
+ * DESIGN §3), the rest 400. Folio sends two refusals of its own this way,
+ * to a request whose body stops arriving in time: request-timeout.ts's and
+ * body-budget.ts's, whose error carries the message.
  */
-const PARSER_ERRORS: Record<string, () => ApiError> = {
+const PARSER_ERRORS: Record<string, (err: Error) => ApiError> = {
   HPE_INVALID_METHOD: () => new NotFound('No endpoint answers this method.'),
   HPE_HEADER_OVERFLOW: () => new InvalidRequest('The request headers are larger than the server accepts.'),
   ERR_HTTP_REQUEST_TIMEOUT: () => new InvalidRequest('The request did not arrive in time.'),
+  [BODY_TOO_SLOW]: (err) => new InvalidRequest(err.message),
 };
 
 export function answerClientError(this: FastifyInstance, err: Error & { code?: string }, socket: Socket): void {
   // A connection the client dropped has nobody to answer.
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
   const error =
-    (err.code === undefined ? undefined : PARSER_ERRORS[err.code]?.()) ??
+    (err.code === undefined ? undefined : PARSER_ERRORS[err.code]?.(err)) ??
     new InvalidRequest('The request is not valid HTTP: check its request line and headers.');
   answerOnSocket(this, socket, error, { code: err.code }, 'request refused by the HTTP parser');
   socket.destroy(err);
