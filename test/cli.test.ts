@@ -142,6 +142,8 @@ describe('folio command line', () => {
     const chat = await json(env, 'chat', 'create', '--user', owner.id, '--title', 'Planning', '--project', p.id, '--messages', '12');
     assert.match(chat.id, /^[0-9a-f-]{36}$/);
     await fails(env, /whole number/, 'chat', 'create', '--user', owner.id, '--messages', 'many');
+    // Past the most either database stores: PostgreSQL's is a 32-bit integer.
+    await fails(env, /--messages must be a whole number from 0 to 2147483647, got "2147483648"/, 'chat', 'create', '--user', owner.id, '--messages', '2147483648');
     await fails(env, /the chat title must not be empty; leave out --title for a chat without one/, 'chat', 'create', '--user', owner.id, '--title', ' ');
     await fails(env, /not visible/, 'chat', 'create', '--user', outsider.id, '--project', p.id);
 
@@ -156,6 +158,13 @@ describe('folio command line', () => {
     await fails(env, /non-whitespace/, 'doc', 'create', '--user', owner.id, '--title', 'T', '--content', '   ');
     await fails(env, /non-whitespace/, 'doc', 'create', '--user', owner.id, '--title', 'T', '--content', '\u0085\u3000');
     await fails(env, /at most 200/, 'doc', 'create', '--user', owner.id, '--title', 'x'.repeat(201), '--content', 'x');
+    // Text only one database could store is refused on both, as the API refuses it.
+    const nul = join(dir, 'nul.md');
+    writeFileSync(nul, 'a\u0000b');
+    await fails(env, /^folio: the content must not hold the character U\+0000$/, 'doc', 'create', '--user', owner.id, '--title', 'T', '--file', nul);
+    await fails(env, /^folio: the title must be Unicode text; it holds a lone surrogate$/, 'doc', 'create', '--user', owner.id, '--title', 'a\ud800', '--content', 'x');
+    await fails(env, /^folio: the project description must not hold the character U\+0000$/, 'project', 'create', '--user', owner.id, '--name', 'P', '--description', 'a\u0000');
+    await fails(env, /^folio: the chat title must not hold the character U\+0000$/, 'chat', 'create', '--user', owner.id, '--title', 'a\u0000');
     await fails(env, /unknown chat id/, 'doc', 'create', '--user', owner.id, '--title', 'T', '--content', 'x', '--thread', 'nope');
     // A chat is attached only where its document's creator sees it.
     await fails(env, /not visible to that user/, 'doc', 'create', '--user', outsider.id, '--title', 'T', '--content', 'x', '--thread', chat.id);
@@ -628,7 +637,52 @@ const databases: { name: string; skip?: string; open(): Promise<{ env: Record<st
   })(),
 ];
 
+describe('folio and a PostgreSQL server it cannot use', () => {
+  it('names the database, never its password, whatever the connection failed on', async () => {
+    // A server that takes the connection and closes it at once: the driver's error carries no code.
+    const closer = await new Promise<import('node:net').Server>((resolve) => {
+      const server = createServer((socket) => socket.destroy());
+      server.listen(0, '127.0.0.1', () => resolve(server));
+    });
+    const dir = mkdtempSync(join(tmpdir(), 'folio-cli-'));
+    try {
+      const port = (closer.address() as import('node:net').AddressInfo).port;
+      const url = `postgres://folio:hunter2-secret@127.0.0.1:${port}/folio`;
+      const named = `cannot connect to PostgreSQL at 127.0.0.1:${port}/folio: Connection terminated unexpectedly`;
+      const listed = await folio({ DATABASE_URL: url }, 'user', 'list', '--json');
+      assert.equal(listed.code, 1);
+      assert.equal(listed.stderr, `folio: DATABASE_URL: ${named}`);
+      const source = { DATABASE_URL: `sqlite:${join(dir, 'folio.db')}` };
+      await json(source, 'migrate');
+      const copied = await folio(source, 'copy', '--to', url);
+      assert.equal(copied.code, 1);
+      assert.equal(copied.stderr, `folio: cannot connect to PostgreSQL at 127.0.0.1:${port}/folio (--to): Connection terminated unexpectedly`);
+    } finally {
+      closer.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 for (const database of databases) {
+  describe(`folio migrate (${database.name})`, database.skip ? { skip: database.skip } : {}, () => {
+    it('says the database is up to date, naming it without the password its URL may hold', async () => {
+      const db = await database.open();
+      try {
+        const given = new URL(db.env.DATABASE_URL!);
+        // PostgreSQL's trust authentication (as on the test server) takes any password.
+        if (given.protocol === 'postgres:') given.password = 'hunter2-secret';
+        const r = await folio({ DATABASE_URL: given.toString() }, 'migrate');
+        assert.equal(r.code, 0, r.stderr);
+        assert.doesNotMatch(r.stdout, /hunter2/);
+        const name = given.protocol === 'postgres:' ? `PostgreSQL at ${given.host}${given.pathname}` : given.pathname;
+        assert.equal(r.stdout, `Database ${name} is up to date.`);
+      } finally {
+        await db.close();
+      }
+    });
+  });
+
   describe(`folio on a database a newer Folio upgraded (${database.name})`, database.skip ? { skip: database.skip } : {}, () => {
     it('refuses to serve, migrate or write to it, saying why, and leaves it as it was', async () => {
       const db = await database.open();

@@ -1,9 +1,4 @@
-declare global {
-  interface String {
-    /** ES2024, in Node.js since 20: false when the string holds a lone surrogate. */
-    isWellFormed(): boolean;
-  }
-}
+import { unstorable } from '../domain/content.js';
 
 /** The part of a JSON Schema that says where a body's fields are. */
 export interface FieldSchema {
@@ -12,13 +7,6 @@ export interface FieldSchema {
 }
 
 const pointerStep = (key: string | number) => `/${String(key).replaceAll('~', '~0').replaceAll('/', '~1')}`;
-
-/** What is wrong with a string of a body, if anything. */
-function fault(text: string): string | null {
-  if (!text.isWellFormed()) return 'must be Unicode text; it holds a lone surrogate';
-  if (text.includes('\u0000')) return 'must not hold the character U+0000';
-  return null;
-}
 
 /**
  * Request bodies must be text every store keeps as it was sent: a lone
@@ -33,7 +21,7 @@ function fault(text: string): string | null {
  */
 export function illFormedText(value: unknown, schema: FieldSchema, pointer = ''): { pointer: string; message: string } | null {
   if (typeof value === 'string') {
-    const message = fault(value);
+    const message = unstorable(value);
     return message === null ? null : { pointer, message };
   }
   if (value === null || typeof value !== 'object') return null;

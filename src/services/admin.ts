@@ -1,5 +1,5 @@
 import { fullFormats } from 'ajv-formats/dist/formats.js';
-import { hasNonWhitespace } from '../domain/content.js';
+import { hasNonWhitespace, unstorable } from '../domain/content.js';
 import { generateKey, hashKey, lastFour, scopesFor, type Scope } from '../domain/keys.js';
 import { effectivePlan, isValidLookupKey } from '../domain/plans.js';
 import { toIso } from '../domain/time.js';
@@ -21,6 +21,8 @@ import { documentUrl, type ServiceDeps } from './context.js';
 const EMAIL = fullFormats.email as RegExp;
 const isEmail = (email: string) => EMAIL.test(email) && email.length <= 254 && email.lastIndexOf('@') <= 64;
 const TITLE_MAX = 200;
+/** The largest message count both databases store: PostgreSQL keeps it as a 32-bit integer. */
+const MESSAGES_MAX = 2_147_483_647;
 
 export interface KeyView {
   id: string;
@@ -53,17 +55,24 @@ export function parsePlan(value: string): string | null {
   return value;
 }
 
+/** Text that both databases store as it is given (unstorable), or `what` is refused. */
+function storable<T extends string | undefined>(value: T, what: string): T {
+  const fault = value === undefined ? null : unstorable(value);
+  if (fault !== null) throw new UsageError(`${what} ${fault}`);
+  return value;
+}
+
 function requireText(value: string, what: string, max?: number): string {
   if (value.trim() === '') throw new UsageError(`${what} must not be empty`);
   if (max !== undefined && [...value].length > max) throw new UsageError(`${what} must be at most ${max} characters`);
-  return value;
+  return storable(value, what);
 }
 
 /** An optional name or title: null when its option (`flag`) is left out, refused when empty. */
 function optionalText(value: string | undefined, what: string, flag: string, thing: string): string | null {
   if (value === undefined) return null;
   if (value.trim() === '') throw new UsageError(`the ${thing} ${what} must not be empty; leave out ${flag} for a ${thing} without one`);
-  return value;
+  return storable(value, `the ${thing} ${what}`);
 }
 
 export function adminService(deps: Pick<ServiceDeps, 'store' | 'clock' | 'config'>) {
@@ -193,7 +202,7 @@ export function adminService(deps: Pick<ServiceDeps, 'store' | 'clock' | 'config
         creatorId: input.userId,
         orgId: input.orgId ?? null,
         name: requireText(input.name, 'the project name'),
-        description: input.description ?? null,
+        description: storable(input.description, 'the project description') ?? null,
         now: now(),
       });
     },
@@ -235,7 +244,7 @@ export function adminService(deps: Pick<ServiceDeps, 'store' | 'clock' | 'config
       }
       return store.createTemplate({
         title: input.title,
-        description: input.description ?? null,
+        description: storable(input.description, 'the template description') ?? null,
         workspaceId: input.system ? null : (input.orgId ?? input.userId!),
         creatorId: input.userId ?? null,
         isDefault: input.isDefault,
@@ -247,8 +256,8 @@ export function adminService(deps: Pick<ServiceDeps, 'store' | 'clock' | 'config
       const title = optionalText(input.title, 'title', '--title', 'chat');
       const viewer = await viewerFor(input.userId, input.orgId);
       const messageCount = input.messages === undefined ? 0 : Number(input.messages);
-      if (!Number.isSafeInteger(messageCount) || messageCount < 0 || !/^\d+$/.test(input.messages ?? '0')) {
-        throw new UsageError(`--messages must be a whole number of 0 or more, got "${input.messages}"`);
+      if (!Number.isSafeInteger(messageCount) || messageCount < 0 || messageCount > MESSAGES_MAX || !/^\d+$/.test(input.messages ?? '0')) {
+        throw new UsageError(`--messages must be a whole number from 0 to ${MESSAGES_MAX}, got "${input.messages}"`);
       }
       const project = input.projectId === undefined ? null : await visibleProject(viewer, input.projectId);
       return store.createChat({
@@ -272,6 +281,7 @@ export function adminService(deps: Pick<ServiceDeps, 'store' | 'clock' | 'config
       const viewer = await viewerFor(input.userId, input.orgId);
       requireText(input.title, 'the title', TITLE_MAX);
       if (!hasNonWhitespace(input.content)) throw new UsageError('the content must contain at least one non-whitespace character');
+      storable(input.content, 'the content');
       if (input.projectId !== undefined) await visibleProject(viewer, input.projectId);
       // Whoever reads the document sees its chat's id: the chat must be one its creator sees there.
       if (input.threadId !== undefined && !(await store.isChatVisible(viewer, input.threadId))) {

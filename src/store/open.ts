@@ -1,7 +1,7 @@
 import { ConfigError, type Config } from '../config.js';
 import { NewerSchema } from './newer-schema.js';
 import { openPostgresStore } from './postgres/store.js';
-import { postgresName } from './postgres/database.js';
+import { Unreachable } from './postgres/database.js';
 import { isBusy, isOpenRefusal } from './sqlite/database.js';
 import { openSqliteStore, type SqliteStoreOptions } from './sqlite/store.js';
 import type { Store } from './store.js';
@@ -19,7 +19,7 @@ export async function openStore(config: Pick<Config, 'database'>, options: OpenO
     try {
       return await openPostgresStore(database.url, { poolMax: database.poolMax, onMigrate: options.onMigrate, onReindex: options.onReindex });
     } catch (err) {
-      throw unreachable(err, database.url) ?? newerSchema(err) ?? err;
+      throw unreachable(err) ?? newerSchema(err) ?? err;
     }
   }
   try {
@@ -31,16 +31,9 @@ export async function openStore(config: Pick<Config, 'database'>, options: OpenO
   }
 }
 
-/**
- * A PostgreSQL server that cannot be reached, or refuses the connection
- * (no such database, user or password), as the operator's to fix; named by
- * host, port and database, never with the URL's password.
- */
-function unreachable(err: unknown, url: string): ConfigError | null {
-  const code = (err as { code?: unknown }).code;
-  // Network failures (ECONNREFUSED, ENOTFOUND, ETIMEDOUT, …) and the server's refusals of the connection: invalid authorization (28…) or catalog name (3D000).
-  if (typeof code !== 'string' || !/^(E[A-Z]+$|28|3D000)/.test(code)) return null;
-  return new ConfigError('DATABASE_URL', `cannot connect to PostgreSQL at ${postgresName(url)}: ${(err as Error).message}`);
+/** A PostgreSQL server that cannot be reached, or refuses the connection, as the operator's to fix. */
+function unreachable(err: unknown): ConfigError | null {
+  return err instanceof Unreachable ? new ConfigError('DATABASE_URL', err.message) : null;
 }
 
 /** A database a newer Folio upgraded, as the operator's to fix: DATABASE_URL names one this Folio cannot serve. */

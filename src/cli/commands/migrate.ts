@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { postgresName } from '../../store/postgres/database.js';
 import type { CliContext } from '../context.js';
 
 export function registerMigrate(program: Command, ctx: CliContext): void {
@@ -8,6 +9,9 @@ export function registerMigrate(program: Command, ctx: CliContext): void {
     .option('--json', 'print one JSON object')
     .action(async (_opts, cmd: Command) => {
       await ctx.store({ create: true }); // opening the store migrates it
-      ctx.emit(cmd, { migrated: true }, `Database ${ctx.config().databaseUrl} is up to date.`);
+      // Named as every other message names it: never with the URL's password.
+      const { database } = ctx.config();
+      const name = database.kind === 'postgres' ? `PostgreSQL at ${postgresName(database.url)}` : database.file;
+      ctx.emit(cmd, { migrated: true }, `Database ${name} is up to date.`);
     });
 }

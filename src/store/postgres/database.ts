@@ -56,13 +56,38 @@ export function postgresName(url: string): string {
  * busy, or PostgreSQL not answering); the migrations lift the first for
  * their own session (migrate.ts).
  */
-export function openPool(url: string, max: number): pg.Pool {
+export async function openPool(url: string, max: number): Promise<pg.Pool> {
   const pool = new pg.Pool({ connectionString: url, max, types, lock_timeout: LOCK_WAIT_MS, connectionTimeoutMillis: LOCK_WAIT_MS });
   // A connection that breaks while idle (the server restarted, a proxy cut
   // it) is dropped by the pool, which opens another when one is needed;
   // without a listener the 'error' event would end the process.
   pool.on('error', () => {});
+  try {
+    (await pool.connect()).release();
+  } catch (err) {
+    await pool.end();
+    throw new Unreachable(postgresName(url), err);
+  }
   return pool;
+}
+
+/**
+ * The first connection to PostgreSQL failed: whatever the reason (no server
+ * there, one that is not PostgreSQL or does not answer in time, a refused
+ * user, password or database, SSL settings that do not match), it is the
+ * URL's to fix. Named by host, port and database, never with the password.
+ */
+export class Unreachable extends Error {
+  /** The driver's words for what went wrong. */
+  readonly reason: string;
+  constructor(
+    readonly database: string,
+    override readonly cause: unknown,
+  ) {
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    super(`cannot connect to PostgreSQL at ${database}: ${reason}`);
+    this.reason = reason;
+  }
 }
 
 /** PostgreSQL's SQLSTATE of a failed statement, if it is one. */

@@ -1,7 +1,7 @@
 import { foldTitle } from '../../domain/search.js';
 import { UsageError } from '../../errors.js';
 import { COPIED_TABLES, type CopiedTable, type CopyRows, type CopySource, type TableCounts } from '../copy.js';
-import { openPool, postgresName, transactionOn, type Session } from './database.js';
+import { openPool, postgresName, transactionOn, Unreachable, type Session } from './database.js';
 import { migrate } from './migrate.js';
 import { contentLexemes, searchVectorSql, titleLexemes } from './search.js';
 
@@ -134,18 +134,11 @@ async function copyTable<T extends CopiedTable>(db: Session, table: T, rows: Ite
  */
 export async function copyIntoPostgres(url: string, source: CopySource): Promise<TableCounts> {
   const target = postgresName(url);
-  const pool = openPool(url, 2);
+  const pool = await openPool(url, 2).catch((err: unknown) => {
+    throw err instanceof Unreachable ? new UsageError(`cannot connect to PostgreSQL at ${err.database} (--to): ${err.reason}`) : err;
+  });
   try {
-    try {
-      await migrate(pool);
-    } catch (err) {
-      const code = (err as { code?: unknown }).code;
-      // Network failures and the server's refusals of the connection (28…: authorization; 3D000: no such database).
-      if (typeof code === 'string' && /^(E[A-Z]+$|28|3D000)/.test(code)) {
-        throw new UsageError(`cannot connect to PostgreSQL at ${target} (--to): ${(err as Error).message}`);
-      }
-      throw err;
-    }
+    await migrate(pool);
     const client = await pool.connect();
     let failure: Error | undefined;
     try {

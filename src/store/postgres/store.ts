@@ -24,7 +24,7 @@ export interface PostgresStoreOptions {
  * first to start migrates it, the others wait for it (migrate.ts).
  */
 export async function openPostgresStore(url: string, options: PostgresStoreOptions = {}): Promise<Store> {
-  const pool = openPool(url, options.poolMax ?? 10);
+  const pool = await openPool(url, options.poolMax ?? 10);
   try {
     await migrate(pool, options.onMigrate, options.onReindex);
   } catch (err) {
