@@ -244,6 +244,16 @@ describe('documents', () => {
 
     const notQuite = (await updatedAt()).replace('Z', '001Z');
     assert.equal((await patch(created.id, { contentMarkdown: 'x', expectedUpdatedAt: notQuite })).status, 409);
+    // Instants no document's updatedAt can be, at the ends of the years Folio stores, match none, on every database.
+    for (const never of ['0000-01-01T00:00:00Z', '0001-01-01T00:00:00+01:00', '9999-12-31T23:59:59.999Z', '9999-12-31T23:59:59-01:00']) {
+      const res = await patch(created.id, { contentMarkdown: 'x', expectedUpdatedAt: never });
+      assert.equal(res.status, 409, `${never}: ${JSON.stringify(res.body)}`);
+      assert.equal(res.body.error.code, 'conflict');
+    }
+    // The first and the last but one are instants like any other.
+    for (const edge of ['0001-01-01T00:00:00.000Z', '9999-12-31T23:59:59.998Z']) {
+      assert.equal((await patch(created.id, { contentMarkdown: 'x', expectedUpdatedAt: edge })).status, 409, edge);
+    }
     invalid(await patch(created.id, { contentMarkdown: 'x', expectedUpdatedAt: 'yesterday' }), /expectedUpdatedAt/);
     invalid(await patch(created.id, { contentMarkdown: 'x' }), /expectedUpdatedAt/);
   });

@@ -26,9 +26,18 @@ const DATE_TIME =
   /^(\d{4})-(\d{2})-(\d{2})[Tt\s](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:[Zz]|([+-]\d{2})(?::?(\d{2}))?)$/;
 
 /**
+ * The instants of the stored form's four-digit years, 0001 to 9999, but the
+ * last: a document's updatedAt is one, and so is the next one after it.
+ * PostgreSQL reads no year 0000, and none past 9999 in this form.
+ */
+const FIRST_STORABLE = Date.parse('0001-01-01T00:00:00.000Z');
+const LAST_STORABLE = Date.parse('9999-12-31T23:59:59.999Z') - 1;
+
+/**
  * Normalizes a client-sent date-time to the stored form, for comparison as an
  * instant. Returns null when it names an instant Folio can never have stored
- * (finer than a millisecond, or a leap second), so that it matches nothing.
+ * (finer than a millisecond, a leap second, or outside the years it stores),
+ * so that it matches nothing.
  */
 export function canonicalInstant(value: string): string | null {
   const m = DATE_TIME.exec(value);
@@ -37,6 +46,6 @@ export function canonicalInstant(value: string): string | null {
   if (/[1-9]/.test(fraction.slice(3))) return null;
   const zone = m[8] === undefined ? 'Z' : `${m[8]}:${m[9] ?? '00'}`;
   const ms = Date.parse(`${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:${m[6]}.${fraction.slice(0, 3).padEnd(3, '0')}${zone}`);
-  if (Number.isNaN(ms)) return null;
+  if (Number.isNaN(ms) || ms < FIRST_STORABLE || ms > LAST_STORABLE) return null;
   return toIso(ms);
 }
