@@ -8,6 +8,9 @@ import { openStore } from './store/open.js';
 /** How often a server shutting down closes the connections that have fallen idle since. */
 const IDLE_SWEEP_MS = 50;
 
+/** How long a request's statement may wait for PostgreSQL's answer: far longer than any takes, with a lock wait (5 s) included. */
+export const STATEMENT_ANSWER_MS = 30_000;
+
 /**
  * Runs the server until SIGTERM or SIGINT: then it stops accepting
  * connections, lets in-flight requests finish, and closes the database.
@@ -36,6 +39,10 @@ export async function serve(configured: Config): Promise<FastifyInstance> {
     // The request thread never copies the log into the database file itself,
     // and the search index is merged further while no writes come (checkpointer.ts).
     background: { report: (level, message) => report(level, message) },
+    // A request's statement that PostgreSQL leaves unanswered (a stalled
+    // network or server) fails, and the request is answered 500, rather than
+    // waiting, with every request after it, for as long as the stall lasts.
+    answerWithinMs: STATEMENT_ANSWER_MS,
     onMigrate: (from, to) =>
       process.stderr.write(
         from === 0

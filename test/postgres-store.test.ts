@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import pg from 'pg';
 import { foldText, SCOPE_MARK, searchTerms } from '../src/domain/search.js';
 import { InvalidRequest } from '../src/errors.js';
@@ -481,6 +482,42 @@ if (server === null) {
         assert.deepEqual(await found(store, viewer, 'lostword'), []);
       } finally {
         await close();
+        await database.drop();
+      }
+    });
+
+    it('fails a statement a stalled connection leaves unanswered, and serves again on a new connection once PostgreSQL answers', async () => {
+      const database = await createTestDatabase(server);
+      // Between the store and PostgreSQL: a proxy that can stop passing bytes on, as a network cut off does.
+      let stalled = false;
+      const pairs: [Socket, Socket][] = [];
+      const proxy = createServer((client) => {
+        const target = new URL(database.url);
+        const upstream = connect(Number(target.port || 5432), target.hostname);
+        pairs.push([client, upstream]);
+        for (const [from, to] of [[client, upstream], [upstream, client]] as const) {
+          from.on('data', (chunk) => {
+            if (!stalled) to.write(chunk);
+          });
+          from.on('error', () => to.destroy());
+          from.on('close', () => to.destroy());
+        }
+      });
+      await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+      const through = new URL(database.url);
+      through.host = `127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+      const store = await openPostgresStore(through.toString(), { answerWithinMs: 500 });
+      const outcome = (work: Promise<unknown>) => Promise.race([work.then(() => 'answered', () => 'failed'), sleep(5000).then(() => 'still waiting')]);
+      try {
+        await store.ping();
+        stalled = true;
+        assert.equal(await outcome(store.ping()), 'failed');
+        stalled = false;
+        assert.equal(await outcome(store.ping()), 'answered');
+      } finally {
+        await Promise.race([store.close(), sleep(1000)]);
+        for (const pair of pairs) for (const socket of pair) socket.destroy();
+        proxy.close();
         await database.drop();
       }
     });

@@ -9,15 +9,25 @@ import type { Store } from './store.js';
 /** The database's refusal of a write that waited `LOCK_WAIT_MS` (lock-wait.ts) for another process's (for the command line to say so). */
 export { isBusy as isStoreBusy };
 
-/** How to open a store; `background` is SQLite's own (its checkpointer thread), which PostgreSQL does not need. */
-export type OpenOptions = SqliteStoreOptions;
+/**
+ * How to open a store; `background` is SQLite's own (its checkpointer
+ * thread), which PostgreSQL does not need, and `answerWithinMs`
+ * PostgreSQL's (a statement unanswered that long fails, and its connection
+ * is closed), which SQLite, in the process, does not need.
+ */
+export type OpenOptions = SqliteStoreOptions & { answerWithinMs?: number };
 
 /** Opens the store named by the configuration, its schema brought up to date. */
 export async function openStore(config: Pick<Config, 'database'>, options: OpenOptions = {}): Promise<Store> {
   const { database } = config;
   if (database.kind === 'postgres') {
     try {
-      return await openPostgresStore(database.url, { poolMax: database.poolMax, onMigrate: options.onMigrate, onReindex: options.onReindex });
+      return await openPostgresStore(database.url, {
+        poolMax: database.poolMax,
+        onMigrate: options.onMigrate,
+        onReindex: options.onReindex,
+        answerWithinMs: options.answerWithinMs,
+      });
     } catch (err) {
       throw unreachable(err) ?? newerSchema(err) ?? err;
     }

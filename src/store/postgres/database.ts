@@ -122,10 +122,24 @@ function statementName(text: string): string {
   return name;
 }
 
-async function run<R>(on: pg.Pool | pg.PoolClient, text: string, values?: readonly unknown[]): Promise<Result<R>> {
+/**
+ * How long a statement of a session made with `answerWithinMs` may go
+ * unanswered: past it, the statement fails, and the connection it was sent
+ * on, which may be stalled (a network cut off, a server that stopped
+ * answering), is closed by the pool rather than given back (release(error)).
+ * Without it a statement waits as long as PostgreSQL takes, as the command
+ * line's long work (migrations, copies, pruning) must.
+ */
+export type AnswerWithin = number | undefined;
+
+/** A statement as node-postgres takes it, with its own `query_timeout` (which pg reads per query too). */
+type Statement = pg.QueryConfig<unknown[]> & { query_timeout?: number };
+
+async function run<R>(on: pg.Pool | pg.PoolClient, text: string, values: readonly unknown[] | undefined, within: AnswerWithin): Promise<Result<R>> {
   try {
     const name = values === undefined ? undefined : statementName(text);
-    return (await on.query({ name, text, values: values as unknown[] | undefined })) as unknown as Result<R>;
+    const statement: Statement = { name, text, values: values as unknown[] | undefined, query_timeout: within };
+    return (await on.query(statement)) as unknown as Result<R>;
   } catch (err) {
     throw translated(err);
   }
@@ -136,32 +150,33 @@ async function run<R>(on: pg.Pool | pg.PoolClient, text: string, values?: readon
  * fails, the connection is best closed (release(error)): a ROLLBACK that
  * failed too would leave it in a transaction.
  */
-export async function transactionOn<T>(client: pg.PoolClient, work: (tx: Session) => Promise<T>): Promise<T> {
-  await run(client, 'BEGIN');
+export async function transactionOn<T>(client: pg.PoolClient, work: (tx: Session) => Promise<T>, within?: AnswerWithin): Promise<T> {
+  await run(client, 'BEGIN', undefined, within);
   try {
-    const result = await work(clientSession(client));
+    const result = await work(clientSession(client, 0, within));
     // PostgreSQL ends a transaction whose statement failed; a COMMIT then
     // rolls it back, without an error, even if `work` went on (SQLite's
     // transaction would have gone on with it).
-    if ((await run(client, 'COMMIT')).command === 'ROLLBACK') {
+    if ((await run(client, 'COMMIT', undefined, within)).command === 'ROLLBACK') {
       throw new Error('the transaction was rolled back by a statement that failed in it; nothing of it was written');
     }
     return result;
   } catch (err) {
-    await client.query('ROLLBACK').catch(() => {});
+    const rollback: Statement = { text: 'ROLLBACK', query_timeout: within };
+    await client.query(rollback).catch(() => {});
     throw err;
   }
 }
 
 /** Statements straight on the pool; a transaction takes a connection of its own for its duration. */
-export function poolSession(pool: pg.Pool): Session {
+export function poolSession(pool: pg.Pool, within?: AnswerWithin): Session {
   return {
-    query: (text, values) => run(pool, text, values),
+    query: (text, values) => run(pool, text, values, within),
     async transaction(work) {
       const client = await pool.connect();
       let failure: Error | undefined;
       try {
-        return await transactionOn(client, work);
+        return await transactionOn(client, work, within);
       } catch (err) {
         failure = err instanceof Error ? err : new Error(String(err));
         throw err;
@@ -179,20 +194,20 @@ export function poolSession(pool: pg.Pool): Session {
  * parallel) would release or roll back each other's. The work of each gets
  * a session one level deeper, whose own nested transactions do not wait for it.
  */
-export function clientSession(client: pg.PoolClient, depth = 0): Session {
+export function clientSession(client: pg.PoolClient, depth = 0, within?: AnswerWithin): Session {
   let turn: Promise<unknown> = Promise.resolve();
   return {
-    query: (text, values) => run(client, text, values),
+    query: (text, values) => run(client, text, values, within),
     transaction<T>(work: (tx: Session) => Promise<T>): Promise<T> {
       const name = `folio_${depth + 1}`;
       const next = turn.then(async () => {
-        await run(client, `SAVEPOINT ${name}`);
+        await run(client, `SAVEPOINT ${name}`, undefined, within);
         try {
-          const result = await work(clientSession(client, depth + 1));
-          await run(client, `RELEASE SAVEPOINT ${name}`);
+          const result = await work(clientSession(client, depth + 1, within));
+          await run(client, `RELEASE SAVEPOINT ${name}`, undefined, within);
           return result;
         } catch (err) {
-          await run(client, `ROLLBACK TO SAVEPOINT ${name}`);
+          await run(client, `ROLLBACK TO SAVEPOINT ${name}`, undefined, within);
           throw err;
         }
       });

@@ -15,6 +15,8 @@ export interface PostgresStoreOptions {
   onMigrate?: MigrationNotice;
   /** Told when the search words are made again for another Unicode version, before the work starts. */
   onReindex?: ReindexNotice;
+  /** How long the store's statements may go unanswered (AnswerWithin); migrations are not limited. */
+  answerWithinMs?: number;
 }
 
 /**
@@ -33,7 +35,7 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
   }
   const poolMax = options.poolMax ?? 10;
   return {
-    ...storeOn(poolSession(pool), pool),
+    ...storeOn(poolSession(pool, options.answerWithinMs), pool),
     connectionPool: () => ({ max: poolMax, open: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
   };
 }
