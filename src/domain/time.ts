@@ -26,9 +26,10 @@ const DATE_TIME =
   /^(\d{4})-(\d{2})-(\d{2})[Tt\s](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:[Zz]|([+-]\d{2})(?::?(\d{2}))?)$/;
 
 /**
- * The instants of the stored form's four-digit years, 0001 to 9999, but the
- * last: a document's updatedAt is one, and so is the next one after it.
- * PostgreSQL reads no year 0000, and none past 9999 in this form.
+ * The instants a document's updatedAt can be: within the stored form's
+ * four-digit years, 0001 to 9999, but not the very last millisecond, whose
+ * next updatedAt would fall outside them. PostgreSQL reads no year 0000,
+ * nor one past 9999 in this form.
  */
 const FIRST_STORABLE = Date.parse('0001-01-01T00:00:00.000Z');
 const LAST_STORABLE = Date.parse('9999-12-31T23:59:59.999Z') - 1;

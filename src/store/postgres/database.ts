@@ -54,7 +54,9 @@ export function postgresName(url: string): string {
  * a lock another session holds (a row another write is changing, a table an
  * operator locked), and a request as long for a connection of the pool (all
  * busy, or PostgreSQL not answering); the migrations lift the first for
- * their own session (migrate.ts).
+ * their own session (migrate.ts). Its first connection is made here, so
+ * that a database that cannot be used at all is told apart (Unreachable)
+ * from any later failure.
  */
 export async function openPool(url: string, max: number): Promise<pg.Pool> {
   const pool = new pg.Pool({ connectionString: url, max, types, lock_timeout: LOCK_WAIT_MS, connectionTimeoutMillis: LOCK_WAIT_MS });
