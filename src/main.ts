@@ -9,7 +9,7 @@ import { openStore } from './store/open.js';
 const IDLE_SWEEP_MS = 50;
 
 /** How long a request's statement may wait for PostgreSQL's answer: far longer than any takes, with a lock wait (5 s) included. */
-export const STATEMENT_ANSWER_MS = 30_000;
+const STATEMENT_ANSWER_MS = 30_000;
 
 /**
  * Runs the server until SIGTERM or SIGINT: then it stops accepting

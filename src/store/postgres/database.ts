@@ -82,10 +82,7 @@ export async function openPool(url: string, max: number): Promise<pg.Pool> {
 export class Unreachable extends Error {
   /** The driver's words for what went wrong. */
   readonly reason: string;
-  constructor(
-    readonly database: string,
-    override readonly cause: unknown,
-  ) {
+  constructor(database: string, override readonly cause: unknown) {
     const reason = cause instanceof Error ? cause.message : String(cause);
     super(`cannot connect to PostgreSQL at ${database}: ${reason}`);
     this.reason = reason;

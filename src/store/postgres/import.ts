@@ -135,7 +135,7 @@ async function copyTable<T extends CopiedTable>(db: Session, table: T, rows: Ite
 export async function copyIntoPostgres(url: string, source: CopySource): Promise<TableCounts> {
   const target = postgresName(url);
   const pool = await openPool(url, 2).catch((err: unknown) => {
-    throw err instanceof Unreachable ? new UsageError(`cannot connect to PostgreSQL at ${err.database} (--to): ${err.reason}`) : err;
+    throw err instanceof Unreachable ? new UsageError(`cannot connect to PostgreSQL at ${target} (--to): ${err.reason}`) : err;
   });
   try {
     await migrate(pool);
