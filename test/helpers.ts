@@ -87,11 +87,28 @@ async function postgresSchema(runUrl: string): Promise<{ url: string; drop(): Pr
   return { url: withDatabase(runUrl, database, schema), drop: async () => void (await sql(runUrl, `DROP SCHEMA ${schema} CASCADE`)) };
 }
 
-/** A Folio app on a freshly migrated database of its own: an SQLite file in a temporary folder, or a PostgreSQL schema. */
-export async function setup(options: { env?: Record<string, string>; deps?: Partial<AppDeps> } = {}): Promise<TestContext> {
+/**
+ * A database of its own for one test, not yet opened: an SQLite file in a
+ * temporary folder, or a schema in the PostgreSQL run's database. `drop`
+ * removes it (and the folder).
+ */
+export async function freshDatabase(env: Record<string, string> = {}): Promise<{ config: Config; dir: string; drop(): Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), 'folio-test-'));
   const schema = POSTGRES_RUN ? await postgresSchema(POSTGRES_RUN) : null;
-  const config = testConfig({ DATABASE_URL: schema?.url ?? `sqlite:${join(dir, 'folio.db')}`, DATABASE_POOL_MAX: '4', ...options.env });
+  const config = testConfig({ DATABASE_URL: schema?.url ?? `sqlite:${join(dir, 'folio.db')}`, DATABASE_POOL_MAX: '4', ...env });
+  return {
+    config,
+    dir,
+    async drop() {
+      await schema?.drop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A Folio app on a freshly migrated database of its own: an SQLite file in a temporary folder, or a PostgreSQL schema. */
+export async function setup(options: { env?: Record<string, string>; deps?: Partial<AppDeps> } = {}): Promise<TestContext> {
+  const { config, dir, drop } = await freshDatabase(options.env);
   const store = await openStore(config);
   const clock = testClock();
   const app = await buildApp({ config, store, clock, ...options.deps });
@@ -106,8 +123,7 @@ export async function setup(options: { env?: Record<string, string>; deps?: Part
     async close() {
       await app.close();
       await store.close();
-      await schema?.drop();
-      rmSync(dir, { recursive: true, force: true });
+      await drop();
     },
   };
 }

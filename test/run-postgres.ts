@@ -16,7 +16,6 @@ const NOT_IN_THIS_RUN = new Set([
   'group-commit.test.ts',
   'index-merging.test.ts',
   'migrations.test.ts',
-  'shutdown.test.ts',
   'store.test.ts',
   'store-contract.test.ts',
   'instances.test.ts',

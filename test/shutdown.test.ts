@@ -1,28 +1,27 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { once } from 'node:events';
-import { generateKey, hashKey, lastFour } from '../src/domain/keys.js';
-import { openSqliteStore } from '../src/store/sqlite/store.js';
+import { openStore } from '../src/store/open.js';
+import { factories, freshDatabase, testClock } from './helpers.js';
 
+/** On the suite's database: an SQLite file in the SQLite run, a PostgreSQL schema (and the pool's connections) in the PostgreSQL run. */
 describe('graceful shutdown', () => {
   it('on SIGTERM, finishes the request in flight, then closes the database cleanly', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'folio-shutdown-'));
-    const file = join(dir, 'folio.db');
+    const database = await freshDatabase();
+    const { config } = database;
     try {
-      const setupStore = openSqliteStore(file);
-      const now = new Date().toISOString();
-      const user = await setupStore.createUser({ email: 'a@example.com', name: 'A', plan: 'pro', now });
-      const secret = generateKey();
-      await setupStore.createKey({ userId: user.id, name: 'k', canWrite: true, hash: hashKey(secret), last4: lastFour(secret), now });
+      const setupStore = await openStore(config);
+      const make = factories(setupStore, testClock());
+      const user = await make.user();
+      const { secret } = await make.key(user.id, { write: true });
       await setupStore.close();
 
+      const url = config.database.kind === 'sqlite' ? `sqlite:${config.database.file}` : config.database.url;
       const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/serve.ts'], {
-        env: { ...process.env, DATABASE_URL: `sqlite:${file}`, PORT: '0', LOG_LEVEL: 'info' },
+        env: { ...process.env, DATABASE_URL: url, PORT: '0', LOG_LEVEL: 'info' },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let output = '';
@@ -90,14 +89,16 @@ describe('graceful shutdown', () => {
       assert.match(output, /"signal":"SIGTERM","msg":"shutting down"/);
       assert.match(output, /"method":"POST","url":"\/v1\/documents",[^\n]*"statusCode":201[^\n]*"msg":"request completed"/);
 
-      const wal = `${file}-wal`;
-      assert.ok(!existsSync(wal) || statSync(wal).size === 0, 'the WAL was checkpointed by a clean close');
-      const check = openSqliteStore(file);
+      if (config.database.kind === 'sqlite') {
+        const wal = `${config.database.file}-wal`;
+        assert.ok(!existsSync(wal) || statSync(wal).size === 0, 'the WAL was checkpointed by a clean close');
+      }
+      const check = await openStore(config);
       const docs = await check.listDocuments({ userId: user.id, orgId: null }, { limit: 10 });
       assert.deepEqual(docs.map((d) => d.title), ['Written during shutdown']);
       await check.close();
     } finally {
-      rmSync(dir, { recursive: true, force: true });
+      await database.drop();
     }
   });
 });
