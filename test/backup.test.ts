@@ -13,7 +13,7 @@ import { generateKey, hashKey, lastFour } from '../src/domain/keys.js';
 import { openStore } from '../src/store/open.js';
 import { openSqliteStore } from '../src/store/sqlite/store.js';
 import { call, factories, testClock, testConfig } from './helpers.js';
-import { createTestDatabase, POSTGRES_SKIPPED, postgresUrl } from './postgres.js';
+import { createTestDatabase, describeOrSkip, POSTGRES_SKIPPED, postgresUrl } from './postgres.js';
 
 /**
  * `folio backup FILE` (DESIGN §5, §9): an online copy of the SQLite
@@ -325,7 +325,7 @@ const pgServer = await postgresUrl();
 const pgTools = ['pg_dump', 'pg_restore'].filter((tool) => spawnSync(tool, ['--version']).error !== undefined);
 const pgSkip = pgServer === null ? POSTGRES_SKIPPED : pgTools.length > 0 ? `${pgTools.join(' and ')} not found on PATH: the PostgreSQL restore test is skipped` : false;
 
-describe('PostgreSQL: pg_dump, then pg_restore into an empty database', { skip: pgSkip }, () => {
+describeOrSkip('PostgreSQL: pg_dump, then pg_restore into an empty database', pgSkip, () => {
   it('the restored database answers every request as the original did', async () => {
     const original = await createTestDatabase(pgServer!);
     const restoredDb = await createTestDatabase(pgServer!);

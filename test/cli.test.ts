@@ -18,7 +18,7 @@ import Database from 'better-sqlite3';
 import { migrations as sqliteMigrations } from '../src/store/sqlite/migrations.js';
 import { migrations as postgresMigrations } from '../src/store/postgres/migrations.js';
 import { call, testConfig } from './helpers.js';
-import { createTestDatabase, POSTGRES_SKIPPED, postgresUrl, sql } from './postgres.js';
+import { createTestDatabase, describeOrSkip, POSTGRES_SKIPPED, postgresUrl, sql } from './postgres.js';
 
 /** Runs `folio …` in process against the database of `env`, capturing its output. */
 async function folio(env: Record<string, string>, ...argv: string[]) {
@@ -665,7 +665,7 @@ describe('folio and a PostgreSQL server it cannot use', () => {
 });
 
 for (const database of databases) {
-  describe(`folio migrate (${database.name})`, database.skip ? { skip: database.skip } : {}, () => {
+  describeOrSkip(`folio migrate (${database.name})`, database.skip, () => {
     it('says the database is up to date, naming it without the password its URL may hold', async () => {
       const db = await database.open();
       try {
@@ -683,7 +683,7 @@ for (const database of databases) {
     });
   });
 
-  describe(`folio on a database a newer Folio upgraded (${database.name})`, database.skip ? { skip: database.skip } : {}, () => {
+  describeOrSkip(`folio on a database a newer Folio upgraded (${database.name})`, database.skip, () => {
     it('refuses to serve, migrate or write to it, saying why, and leaves it as it was', async () => {
       const db = await database.open();
       try {

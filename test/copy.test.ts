@@ -1,4 +1,4 @@
-import { after, before, describe, it } from 'node:test';
+import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,7 +13,7 @@ import { DOCUMENTS_WITH_CONTENT } from '../src/store/postgres/migrations.js';
 import { contentLexemes, searchVectorSql, titleLexemes } from '../src/store/postgres/search.js';
 import type { Store } from '../src/store/store.js';
 import { call, factories, queryRows, TEST_DATABASE, testClock, testConfig } from './helpers.js';
-import { createTestDatabase, POSTGRES_SKIPPED, postgresUrl, type TestDatabase } from './postgres.js';
+import { createTestDatabase, describeOrSkip, POSTGRES_SKIPPED, postgresUrl, type TestDatabase } from './postgres.js';
 
 /**
  * `folio copy --to postgres://…` (DESIGN §5, §8): a populated SQLite
@@ -46,7 +46,7 @@ const ENV = { READ_LIMIT_PER_MIN: '1000000', WRITE_LIMIT_PER_MIN: '1000000' };
 const server = await postgresUrl();
 const skip = TEST_DATABASE === 'postgres' ? 'copies SQLite into PostgreSQL itself, in the SQLite run' : server === null ? POSTGRES_SKIPPED : false;
 
-describe('folio copy --to postgres://…', { skip }, () => {
+describeOrSkip('folio copy --to postgres://…', skip, () => {
   let database: TestDatabase;
   let dir: string;
   let env: Record<string, string>;

@@ -1,4 +1,4 @@
-import { after, before, describe, it } from 'node:test';
+import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -9,7 +9,7 @@ import { redisLimiter, type RedisLimiter } from '../src/rate-limit/redis.js';
 import { openStore } from '../src/store/open.js';
 import type { Store } from '../src/store/store.js';
 import { factories, redisMissing, TEST_REDIS, testConfig, type Factories } from './helpers.js';
-import { createTestDatabase, postgresUrl, POSTGRES_SKIPPED, type TestDatabase } from './postgres.js';
+import { createTestDatabase, describeOrSkip, postgresUrl, POSTGRES_SKIPPED, type TestDatabase } from './postgres.js';
 
 /**
  * Several Folio instances on one PostgreSQL database (DESIGN §8), each a
@@ -53,7 +53,7 @@ async function folio(url: string, ...argv: string[]) {
   return JSON.parse(stdout);
 }
 
-describe('two instances on one PostgreSQL database', { skip: server === null ? POSTGRES_SKIPPED : false }, () => {
+describeOrSkip('two instances on one PostgreSQL database', server === null ? POSTGRES_SKIPPED : false, () => {
   let database: TestDatabase;
   let a: Instance;
   let b: Instance;
@@ -117,7 +117,7 @@ describe('two instances on one PostgreSQL database', { skip: server === null ? P
   });
 });
 
-describe('two instances sharing Redis rate limits', { skip: server === null ? POSTGRES_SKIPPED : redisProblem || false }, () => {
+describeOrSkip('two instances sharing Redis rate limits', server === null ? POSTGRES_SKIPPED : redisProblem, () => {
   it('holds one key to one limit across both instances', async () => {
     const database = await createTestDatabase(server!);
     // A prefix of this run's own, so that no other run's counts mix with it.

@@ -11,7 +11,7 @@ import { scopeQuerySql, SEARCH_WORDS, termsQuery } from '../src/store/postgres/s
 import { NewerSchema } from '../src/store/newer-schema.js';
 import { openPostgresStore } from '../src/store/postgres/store.js';
 import type { Store, Viewer } from '../src/store/store.js';
-import { createTestDatabase, POSTGRES_SKIPPED, postgresUrl, sql } from './postgres.js';
+import { createTestDatabase, describeOrSkip, POSTGRES_SKIPPED, postgresUrl, sql } from './postgres.js';
 import { buildApp } from '../src/app.js';
 import { LOCK_WAIT_MS } from '../src/store/lock-wait.js';
 import { MIGRATION_LOCK } from '../src/store/postgres/migrate.js';
@@ -36,7 +36,7 @@ const found = async (store: Store, viewer: Viewer, q: string) => (await store.li
 
 const server = await postgresUrl();
 if (server === null) {
-  describe('PostgreSQL store', { skip: POSTGRES_SKIPPED }, () => {});
+  describeOrSkip('PostgreSQL store', POSTGRES_SKIPPED, () => {});
 } else {
   describe('PostgreSQL store', () => {
     /** Runs `work` on a database made for it, dropped after. */

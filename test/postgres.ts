@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { describe, it } from 'node:test';
 import pg from 'pg';
 import { openPostgresStore, type PostgresStoreOptions } from '../src/store/postgres/store.js';
 import type { Store } from '../src/store/store.js';
@@ -32,6 +33,18 @@ export async function postgresUrl(): Promise<string | null> {
 
 /** Why the PostgreSQL tests did not run, for node:test's `skip`. */
 export const POSTGRES_SKIPPED = `PostgreSQL is not reachable at ${LOCAL_URL} and TEST_DATABASE_URL is not set: the PostgreSQL tests are skipped`;
+
+/**
+ * `describe(name, body)`, or, when `skip` gives a reason (no PostgreSQL, no
+ * Redis), one skipped test of that name saying it. node:test leaves a
+ * skipped describe block out of the run's closing counts ("# tests 0",
+ * "# skipped 0"), where a skipped test is counted, so that a run without
+ * the servers says how much it skipped.
+ */
+export function describeOrSkip(name: string, skip: string | false | undefined, body: () => void): void {
+  if (skip) it(name, { skip }, () => {});
+  else describe(name, body);
+}
 
 /** `url` with another database, and optionally connections that use `schema` first. */
 export function withDatabase(url: string, database: string, schema?: string): string {

@@ -1,4 +1,4 @@
-import { after, before, describe, it } from 'node:test';
+import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { redisMissing, TEST_REDIS } from './helpers.js';
+import { describeOrSkip } from './postgres.js';
 import { ConfigError } from '../src/config.js';
 import { generateKey, hashKey, lastFour } from '../src/domain/keys.js';
 import { redisLimiter, type RedisLimiter } from '../src/rate-limit/redis.js';
@@ -105,7 +106,7 @@ async function waitForRedis(limiter: RedisLimiter, reports: unknown[]): Promise<
   }
 }
 
-describe('rate limits shared through Redis', { skip: missing }, () => {
+describeOrSkip('rate limits shared through Redis', missing, () => {
   it('count the requests of every instance together, per key and class', async () => {
     const settings = { readPerMin: 3, writePerMin: 1 };
     const prefix = freshPrefix();
@@ -229,7 +230,7 @@ describe('rate limits shared through Redis', { skip: missing }, () => {
   });
 });
 
-describe('two servers sharing a database and Redis', { skip: missing }, () => {
+describeOrSkip('two servers sharing a database and Redis', missing, () => {
   let dir: string;
   let file: string;
   let secret: string;

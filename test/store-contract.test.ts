@@ -1,9 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe } from 'node:test';
+import { after } from 'node:test';
 import { openStore } from '../src/store/open.js';
-import { createTestDatabase, POSTGRES_SKIPPED, postgresUrl } from './postgres.js';
+import { createTestDatabase, describeOrSkip, POSTGRES_SKIPPED, postgresUrl } from './postgres.js';
 import { storeContract } from './store-contract/index.js';
 
 storeContract('SQLite', async () => {
@@ -21,7 +21,7 @@ storeContract('SQLite', async () => {
 // PostgreSQL when it can be reached: a database for this run, a schema for each store.
 const server = await postgresUrl();
 if (server === null) {
-  describe('Store contract: PostgreSQL', { skip: POSTGRES_SKIPPED }, () => {});
+  describeOrSkip('Store contract: PostgreSQL', POSTGRES_SKIPPED, () => {});
 } else {
   const database = await createTestDatabase(server);
   after(() => database.drop());
