@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
+import pg from 'pg';
 import { readFileSync } from 'node:fs';
 import { call, queryRows, setup, SQLITE_ONLY, sqliteFile, TEST_DATABASE, writeElsewhere, type TestContext } from './helpers.js';
 import { generateKey, hashKey, isWellFormedKey } from '../src/domain/keys.js';
@@ -251,6 +252,27 @@ describe('API keys', () => {
       holder.close();
     }
     assert.equal(await lastUsedOf(user.id, record.id, used), used, 'written once the lock is let go');
+  });
+
+  it('answers without waiting while another session holds the key\'s row, and writes the last-used time once it is let go', { skip: TEST_DATABASE === 'postgres' ? false : 'about PostgreSQL\'s row locks: the SQLite run holds the write lock instead (above)' }, async () => {
+    const user = await t.make.user();
+    const { secret, record } = await t.make.key(user.id);
+    if (t.config.database.kind !== 'postgres') throw new Error('this test needs PostgreSQL');
+    const holder = new pg.Client({ connectionString: t.config.database.url });
+    await holder.connect();
+    const used = new Date(t.clock()).toISOString();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT id FROM api_keys WHERE id = $1 FOR UPDATE', [record.id]);
+      const started = Date.now();
+      assert.equal((await call(t.app, 'GET', '/v1/me', { key: secret })).status, 200);
+      assert.ok(Date.now() - started < 1000, `answered in ${Date.now() - started} ms, not after the lock wait`);
+      assert.equal(await lastUsedOf(user.id, record.id, used, 200), null, 'not written while the row is held');
+    } finally {
+      await holder.query('ROLLBACK');
+      await holder.end();
+    }
+    assert.equal(await lastUsedOf(user.id, record.id, used), used, 'written once the row is let go');
   });
 
   it('counts a last-used time written by another process: not rewritten until its minute has passed', async () => {
