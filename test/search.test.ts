@@ -51,9 +51,10 @@ describe('document search', () => {
       ids[name] = (await t.make.document(user.id, { title: d.title, content: d.content })).id;
       t.clock.advance(1000);
     }
-    // Someone else's document, so that the caller's scope does not hold every
-    // document and these searches match with its scope tokens, as most do
-    // (test/search-scope.test.ts covers searches without them).
+    // Someone else's document with the same words, which no search here may
+    // show: a search whose words match few documents reads them without the
+    // caller's scope tokens, checking each against the visibility rule
+    // (src/store/sqlite/search.ts, FEW_MATCHES).
     await t.make.document((await t.make.user()).id, { title: 'Elsewhere', content: 'Kubernetes runbook of another user.' });
   });
   after(() => t.close());
