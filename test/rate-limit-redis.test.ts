@@ -197,7 +197,8 @@ describeOrSkip('rate limits shared through Redis', missing, () => {
       assert.equal(reports[0]![0], 'warn');
       started = Date.now();
       for (let i = 0; i < 5; i++) assert.equal((await limiter.consume('key', 'read')).allowed, true);
-      assert.ok(Date.now() - started < 200, `then at once: five requests in ${Date.now() - started} ms`);
+      // Less than one wait of half a second for all five: none of them waited for Redis.
+      assert.ok(Date.now() - started < 450, `then at once: five requests in ${Date.now() - started} ms`);
 
       link.unhang();
       await waitForRedis(limiter, reports);
