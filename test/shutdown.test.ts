@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { once } from 'node:events';
@@ -12,6 +12,7 @@ describe('graceful shutdown', () => {
   it('on SIGTERM, finishes the request in flight, then closes the database cleanly', async () => {
     const database = await freshDatabase();
     const { config } = database;
+    let server: ChildProcess | undefined;
     try {
       const setupStore = await openStore(config);
       const make = factories(setupStore, testClock());
@@ -24,6 +25,7 @@ describe('graceful shutdown', () => {
         env: { ...process.env, DATABASE_URL: url, PORT: '0', LOG_LEVEL: 'info' },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
+      server = child;
       let output = '';
       const port = await new Promise<number>((resolve, reject) => {
         child.stdout.on('data', (chunk: Buffer) => {
@@ -98,6 +100,12 @@ describe('graceful shutdown', () => {
       assert.deepEqual(docs.map((d) => d.title), ['Written during shutdown']);
       await check.close();
     } finally {
+      // A failed check leaves no server running (nor its connections to the database dropped next).
+      if (server && server.exitCode === null && server.signalCode === null) {
+        const gone = once(server, 'exit');
+        server.kill('SIGKILL');
+        await gone;
+      }
       await database.drop();
     }
   });
