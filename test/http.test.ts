@@ -356,6 +356,38 @@ describe('failures and logs', () => {
     }
   });
 
+  it('redacts a key pasted into the URL percent-encoded, as a URL encoder may write it', async () => {
+    const logs = logCollector();
+    const t = await setup({ deps: { logStream: logs.stream }, env: { LOG_LEVEL: 'info' } });
+    try {
+      const user = await t.make.user();
+      const { secret } = await t.make.key(user.id);
+      const pasted = (await t.make.key(user.id)).secret;
+      // Every character encoded, or only the underscore; upper- or lower-case hex digits.
+      const everyByte = [...pasted].map((c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`).join('');
+      await call(t.app, 'GET', `/v1/me?token=${everyByte}`, { key: secret, headers: { 'x-request-id': 'enc-1' } });
+      await call(t.app, 'GET', `/v1/me?token=${pasted.replace('_', '%5f')}`, { key: secret, headers: { 'x-request-id': 'enc-2' } });
+      await call(t.app, 'GET', `/v1/documents/${pasted.replace('_', '%5F')}`, { headers: { 'x-request-id': 'enc-3' } });
+      const lines = logs
+        .text()
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l))
+        .filter((l) => typeof l.reqId === 'string' && l.reqId.startsWith('enc-'));
+      assert.deepEqual(
+        lines.map((l) => [l.reqId, l.url]),
+        [
+          ['enc-1', '/v1/me?token=fol_[redacted]'],
+          ['enc-2', '/v1/me?token=fol_[redacted]'],
+          ['enc-3', '/v1/documents/fol_[redacted]'],
+        ],
+      );
+      for (const form of [pasted.slice(4, 30), everyByte.slice(12, 60)]) assert.equal(logs.text().includes(form), false, form);
+    } finally {
+      await t.close();
+    }
+  });
+
   it('logs the client address a trusted proxy saw, with TRUST_PROXY, and the connection\'s otherwise', async () => {
     for (const [trust, expected] of [
       [undefined, '10.0.0.7'],

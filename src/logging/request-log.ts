@@ -14,8 +14,14 @@ export function loggerOptions(level: string, stream?: DestinationStream) {
   };
 }
 
-/** Anything shaped like a Folio key (`fol_` and its random characters), wherever it stands in a URL. */
-const KEY_SHAPED = /fol_[0-9A-Za-z]{20,}/gi;
+/**
+ * Anything shaped like a Folio key (`fol_` and its random characters),
+ * wherever it stands in a URL, its characters written as they are or
+ * percent-encoded (`fol%5F…`, `%41` for `A`), as a client's URL encoder may
+ * write them: the server reads both as the same key.
+ */
+const KEY_SHAPED =
+  /(?:f|%[46]6)(?:o|%[46]f)(?:l|%[46]c)(?:_|%5f)(?:[0-9a-z]|%3[0-9]|%[46][1-9a-f]|%[57][0-9a]){20,}/gi;
 
 /**
  * A request's URL as the log shows it: a key pasted into a path or a query
