@@ -13,7 +13,7 @@ import { folioMetrics } from './http/metrics.js';
 import { endStalledRequests } from './http/request-timeout.js';
 import { hookList } from './http/route-hooks.js';
 import { validatorCompiler } from './http/validation.js';
-import { loggerOptions, RequestLog } from './logging/request-log.js';
+import { holdsKeyShape, loggerOptions, RequestLog } from './logging/request-log.js';
 import type { DestinationStream } from 'pino';
 import { memoryLimiter, type Limiter } from './rate-limit/limiter.js';
 import type { Store } from './store/store.js';
@@ -84,7 +84,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return503OnClosing: false,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+      // Every log line of the request carries its id: one shaped like a key
+      // (a client's mistake) is not taken, so that no key reaches the log.
+      return typeof given === 'string' && REQUEST_ID.test(given) && !holdsKeyShape(given) ? given : randomUUID();
     },
     // Past any request line Node.js reads by default (16 KiB of headers), so
     // that an id of any length is routed, guarded and then refused by its

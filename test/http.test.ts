@@ -40,6 +40,11 @@ describe('HTTP basics', () => {
     assert.equal(given.headers['x-request-id'], 'trace-123');
     const hostile = await call(t.app, 'GET', '/v1/me', { key, headers: { 'x-request-id': 'a b<script>' } });
     assert.notEqual(hostile.headers['x-request-id'], 'a b<script>');
+    // A key sent as the request id would be written into every log line of the request.
+    for (const keyShaped of [key, `trace-${key}`, `FOL_${key.slice(4)}`]) {
+      const res = await call(t.app, 'GET', '/v1/me', { key, headers: { 'x-request-id': keyShaped } });
+      assert.match(String(res.headers['x-request-id']), /^[0-9a-f-]{36}$/, keyShaped);
+    }
   });
 
   it('answers unknown paths and unsupported methods with 404 in the error envelope', async () => {

@@ -129,7 +129,7 @@ const RATE_HEADERS = {
 };
 const REQUEST_ID = {
   'X-Request-Id': {
-    description: 'The request id: the caller\'s `X-Request-Id` when it is 1 to 128 characters of `A-Z a-z 0-9 . _ : -`, otherwise a new UUID. Logged with the request.',
+    description: 'The request id: the caller\'s `X-Request-Id` when it is 1 to 128 characters of `A-Z a-z 0-9 . _ : -` and holds nothing shaped like a key (`fol_…`), otherwise a new UUID. Logged with the request.',
     required: true,
     schema: { type: 'string' },
   },

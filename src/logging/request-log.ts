@@ -23,6 +23,14 @@ export function loggerOptions(level: string, stream?: DestinationStream) {
 const KEY_SHAPED =
   /(?:f|%[46]6)(?:o|%[46]f)(?:l|%[46]c)(?:_|%5f)(?:[0-9a-z]|%3[0-9]|%[46][1-9a-f]|%[57][0-9a]){20,}/gi;
 
+/** Whether `text` holds anything shaped like a Folio key, as KEY_SHAPED finds one. */
+export function holdsKeyShape(text: string): boolean {
+  KEY_SHAPED.lastIndex = 0;
+  const found = KEY_SHAPED.test(text);
+  KEY_SHAPED.lastIndex = 0;
+  return found;
+}
+
 /**
  * A request's URL as the log shows it: a key pasted into a path or a query
  * redacted, and the value of `q` (the words a user searched for) left out.
