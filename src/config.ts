@@ -227,6 +227,6 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: logLevel as Config['logLevel'],
     trustProxy: parseTrustProxy(text(env, 'TRUST_PROXY')),
     metricsToken: parseMetricsToken(text(env, 'METRICS_TOKEN')),
-    requestTimeoutS: integer(env, 'REQUEST_TIMEOUT_S', 120, 1, 3600),
+    requestTimeoutS: integer(env, 'REQUEST_TIMEOUT_S', 60, 1, 3600),
   };
 }

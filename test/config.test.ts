@@ -16,6 +16,7 @@ describe('configuration', () => {
     assert.equal(c.maxBodyBytes, 5 * 1024 * 1024);
     assert.equal(c.bodyBytesInFlight, 8 * 1024 * 1024);
     assert.equal(c.logLevel, 'info');
+    assert.equal(c.requestTimeoutS, 60);
     // Never less than one body of the largest size.
     assert.equal(loadConfig({ MAX_BODY_BYTES: String(20 * 1024 * 1024) }).bodyBytesInFlight, 20 * 1024 * 1024);
   });

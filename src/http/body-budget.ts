@@ -9,8 +9,9 @@ export const SMALL_BODY_BYTES = 64 * 1024;
 export const BUDGET_WAIT_MS = 30_000;
 /**
  * The slowest a large body that has its turn may arrive, on average, once
- * BODY_GRACE_MS have passed: 64 KiB/s, half a megabit. A 5 MiB body then
- * takes at most 85 s; an idle upload is cut after 5 s.
+ * BODY_GRACE_MS have passed: 64 KiB/s, half a megabit; an idle upload is
+ * cut after 5 s. The whole request must still arrive within
+ * REQUEST_TIMEOUT_S (request-timeout.ts).
  */
 export const MIN_BODY_BYTES_PER_SECOND = 64 * 1024;
 export const BODY_GRACE_MS = 5_000;
