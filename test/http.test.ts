@@ -59,6 +59,8 @@ describe('HTTP basics', () => {
       ['GET', '/v1/documents/'],
       ['PATCH', '/v1/documents/'],
       ['GET', '/v1/projects/'],
+      ['GET', '/v1/documents/6f1c1a52-3b0e-4c3e-9a55-2b8f8d1f0c11/revisions/'],
+      ['HEAD', '/v1/documents/6f1c1a52-3b0e-4c3e-9a55-2b8f8d1f0c11/revisions/'],
     ] as const) {
       const res = await call(t.app, method, url, { key });
       assert.equal(res.status, 404, `${method} ${url}`);

@@ -17,4 +17,18 @@ export const revisionRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
   app.post('/documents/:id/revisions/:number/restore', { schema: restoreRevisionSchema, config: { scope: WRITE_SCOPE } }, (req) =>
     documents.restore(req.auth, req.params.id, req.params.number, req.body),
   );
+
+  // `/documents/{id}/revisions/` names no revision: an unknown path like any
+  // other with a trailing slash (404 without a key), not a revision with an
+  // empty number (docs/api.md, "Errors").
+  app.route({
+    method: ['GET', 'HEAD'],
+    url: '/documents/:id/revisions/',
+    schema: { hide: true },
+    onRequest: (_req, reply, _done) => {
+      reply.callNotFound();
+    },
+    // Never reached (the hook answers first); Fastify requires a handler.
+    handler: (_req, reply) => reply.callNotFound(),
+  });
 };
