@@ -168,6 +168,12 @@ describe('me, organizations, projects, templates and chats', () => {
       assert.deepEqual((await get(`/v1/chats?q=${encodeURIComponent(q)}`)).body.chats.map((x: any) => x.id), [greek.id], q);
     }
     assert.deepEqual((await get('/v1/chats?q=%25')).body.chats, [], 'LIKE wildcards are text');
+    // No title holds U+0000, on either database: a search for it finds nothing, and a project id holding it names none.
+    for (const q of ['%00', 'Budget%00']) assert.deepEqual((await get(`/v1/chats?q=${q}`)).body, { chats: [], count: 0 }, q);
+    for (const list of ['chats', 'documents']) {
+      const res = await get(`/v1/${list}?projectId=${project.id}%00`);
+      assert.deepEqual([res.status, res.body.error?.message], [400, 'projectId: no project with this id is accessible in this workspace.'], list);
+    }
     assert.deepEqual((await get(`/v1/chats?projectId=${project.id}`)).body.chats.map((x: any) => x.id), [b.id]);
     assert.equal((await get('/v1/chats?limit=2')).body.count, 2);
     for (const bad of ['q=', `q=${'x'.repeat(201)}`, 'projectId=prj_unknown', 'limit=0']) {

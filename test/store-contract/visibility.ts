@@ -110,5 +110,17 @@ export function visibilityContract(open: OpenStore): void {
       assert.equal(await h.store.isChatVisible(viewer, '00000000-0000-4000-8000-000000000000'), false);
       assert.equal(await h.store.getDocument(viewer, '00000000-0000-4000-8000-000000000000'), null);
     });
+
+    it('finds nothing for ids and chat titles holding U+0000, which no stored text holds (a query string can carry one)', async () => {
+      const viewer = { userId: users.A, orgId: null };
+      assert.equal(await h.store.isProjectVisible(viewer, '\u0000'), false);
+      assert.equal(await h.store.isProjectVisible(viewer, 'prj_\u0000x'), false);
+      assert.equal(await h.store.isChatVisible(viewer, 'a\u0000'), false);
+      assert.equal(await h.store.isMember(teams.T, `${users.A}\u0000`), false);
+      assert.deepEqual(await h.store.listChats(viewer, { limit: 100, titleContains: 'leak\u0000' }), []);
+      assert.deepEqual(await h.store.listChats(viewer, { limit: 100, projectId: '\u0000' }), []);
+      assert.deepEqual(await h.store.listDocuments(viewer, { limit: 100, projectId: '\u0000' }), []);
+      assert.deepEqual(await h.store.listDocuments(viewer, { limit: 100, projectId: '\u0000', terms: [WORD] }), []);
+    });
   });
 }

@@ -16,6 +16,7 @@ import { DOCUMENTS_WITH_CONTENT } from './migrations.js';
 import { contentLexemes, outsideProjectsWordSql, projectWordSql, scopeQuerySql, searchVectorSql, termsQuery, titleLexemes, workspaceWordSql } from './search.js';
 import {
   contentVisible,
+  namesNothing,
   NEW_CONTENT_WORKSPACE,
   outsideProjectsVisible,
   VISIBLE_PROJECT_IDS,
@@ -109,6 +110,7 @@ export function documentQueries(db: Session) {
   async function list(viewer: Viewer, query: ListDocumentsQuery): Promise<DocumentSummaryRow[]> {
     const terms = query.terms ?? [];
     const { projectId, limit } = query;
+    if (namesNothing(projectId)) return [];
     if (terms.length === 0) {
       const [text, values] = projectId === undefined ? [LIST, params(viewer, limit)] : [LIST_PROJECT, params(viewer, projectId, limit)];
       return (await db.query<DocumentSummaryRow>(text, values)).rows;

@@ -68,3 +68,11 @@ export const templateVisible = (t: string) => `((${t}.workspace_id IS NULL AND $
 export function viewerParams(viewer: Viewer, ...more: unknown[]): unknown[] {
   return [viewer.userId, viewer.orgId, ...more];
 }
+
+/**
+ * Whether a value names nothing PostgreSQL could have stored: its text
+ * cannot hold U+0000, and refuses such a parameter outright. A query
+ * string may carry one (`projectId=%00`, `q=a%00`), where SQLite finds
+ * nothing; the queries answer so here too, without asking PostgreSQL.
+ */
+export const namesNothing = (value: string | null | undefined): boolean => value != null && value.includes('\u0000');

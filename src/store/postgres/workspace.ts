@@ -2,7 +2,7 @@ import type { ChatRow, ListChatsQuery, Principal, ProjectRow, TemplateRow, Viewe
 import { principalOf, type PrincipalRow } from '../principal.js';
 import { chatRow, type ChatColumns } from '../rows.js';
 import type { Session } from './database.js';
-import { contentVisible, outsideProjectsVisible, projectVisible, templateVisible, VISIBLE_PROJECT_IDS, viewerParams as params } from './visibility.js';
+import { contentVisible, namesNothing, outsideProjectsVisible, projectVisible, templateVisible, VISIBLE_PROJECT_IDS, viewerParams as params } from './visibility.js';
 
 /**
  * The key, its user and the user's organizations in one statement, so one
@@ -62,15 +62,18 @@ export function workspaceQueries(db: Session) {
     },
 
     async isMember(orgId: string, userId: string): Promise<boolean> {
+      if (namesNothing(orgId) || namesNothing(userId)) return false;
       return (await db.query('SELECT 1 FROM memberships WHERE org_id = $1 AND user_id = $2', [orgId, userId])).rowCount === 1;
     },
 
     async isProjectVisible(viewer: Viewer, projectId: string): Promise<boolean> {
+      if (namesNothing(projectId)) return false;
       const { rowCount } = await db.query(`SELECT 1 FROM projects p WHERE p.id = $3 AND ${projectVisible('p')}`, params(viewer, projectId));
       return rowCount === 1;
     },
 
     async isChatVisible(viewer: Viewer, chatId: string): Promise<boolean> {
+      if (namesNothing(chatId)) return false;
       const { rowCount } = await db.query(`SELECT 1 FROM chats c WHERE c.id = $3 AND ${contentVisible('c')}`, params(viewer, chatId));
       return rowCount === 1;
     },
@@ -84,6 +87,7 @@ export function workspaceQueries(db: Session) {
     },
 
     async listChats(viewer: Viewer, query: ListChatsQuery): Promise<ChatRow[]> {
+      if (namesNothing(query.projectId) || namesNothing(query.titleContains)) return [];
       const { rows } = await db.query<ChatColumns>(CHATS, params(viewer, query.projectId ?? null, query.titleContains ?? null, query.limit));
       return rows.map(chatRow);
     },
