@@ -207,6 +207,24 @@ describe('document search', () => {
     for (const [q, expected] of cases) assert.deepEqual(await found(q), expected, q);
   });
 
+  it('reads a final sigma as any other, in documents and queries of either case', async () => {
+    // JavaScript lowers a capital Σ at a word's end to ς, elsewhere to σ.
+    const { user, found } = await ownWorkspace();
+    const titles = ['ΠΡΟΣΦΟΡΑ 2026', 'Προσφορά νέα', 'ΟΔΟΣ Αθηνάς', 'οδοσ σημειώσεις'];
+    for (const title of titles) await t.make.document(user.id, { title, content: 'Body.' });
+    const cases: [string, string[]][] = [
+      ['ΠΡΟΣ', ['ΠΡΟΣΦΟΡΑ 2026', 'Προσφορά νέα']],
+      ['προς', ['ΠΡΟΣΦΟΡΑ 2026', 'Προσφορά νέα']],
+      ['προσ', ['ΠΡΟΣΦΟΡΑ 2026', 'Προσφορά νέα']],
+      ['ΟΔΟΣ', ['ΟΔΟΣ Αθηνάς', 'οδοσ σημειώσεις']],
+      ['οδος', ['ΟΔΟΣ Αθηνάς', 'οδοσ σημειώσεις']],
+      ['οδοσ', ['ΟΔΟΣ Αθηνάς', 'οδοσ σημειώσεις']],
+      ['ς', ['οδοσ σημειώσεις']],
+      ['σημειωσεις', ['οδοσ σημειώσεις']],
+    ];
+    for (const [q, expected] of cases) assert.deepEqual((await found(q)).sort(), expected.sort(), q);
+  });
+
   it('never matches a document by its scope tokens, and reads their mark in text as a space', async () => {
     // Every document has scope tokens of w…, n… or p…: a one-letter term must not match them.
     const { user, found } = await ownWorkspace();

@@ -66,8 +66,11 @@ export function searchText(text: string): string {
  * Adlam, Osage and later Latin and Cyrillic capitals as they are, which a
  * query lowered in JavaScript then never matched, even one typed exactly as
  * the document wrote it (test/search.test.ts checks every cased letter).
- * SCOPE_MARK, a word character to the tokenizer only for scope tokens'
- * sake, becomes a space, as searchTerms reads it.
+ * A final sigma is folded as any other (ς to σ), as the tokenizer folds it
+ * and foldTitle does: JavaScript lowers a capital Σ at a word's end to ς,
+ * so that "ΠΡΟΣ" would not begin "ΠΡΟΣΦΟΡΑ" (PostgreSQL's words are made
+ * by this alone). SCOPE_MARK, a word character to the tokenizer only for
+ * scope tokens' sake, becomes a space, as searchTerms reads it.
  */
 export function foldText(text: string): string {
   return text
@@ -76,6 +79,7 @@ export function foldText(text: string): string {
     .replace(SPELLED_OUT, (c) => SPELLED[c]!)
     .normalize('NFC')
     .toLowerCase()
+    .replaceAll('ς', 'σ')
     .replaceAll(SCOPE_MARK, ' ');
 }
 

@@ -88,9 +88,10 @@ const TITLE_WORDS_BYTES = 4096;
  * Which design of a document's search words (titleLexemes, contentLexemes
  * and searchVectorSql) made them, recorded with the index (reindex.ts), so
  * that words of an earlier design are made again: 1 had no workspace words,
- * 2 did not keep the title's words apart (title_words, migration 3).
+ * 2 did not keep the title's words apart (title_words, migration 3), 3
+ * kept a final sigma apart from σ (foldText).
  */
-export const SEARCH_WORDS = '3';
+export const SEARCH_WORDS = '4';
 
 /**
  * Prefix words: each document also holds the first one and the first two
