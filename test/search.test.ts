@@ -225,6 +225,22 @@ describe('document search', () => {
     for (const [q, expected] of cases) assert.deepEqual((await found(q)).sort(), expected.sort(), q);
   });
 
+  it('finds words beside characters that make no word, those newer than the tokenizer\'s Unicode too', async () => {
+    // Bidi isolates and the Arabic letter mark of right-to-left text, newer currency signs and symbols only separate words.
+    const { user, found } = await ownWorkspace();
+    const titles = ['\u2067שלום\u2069 עולם', '\u061Cمرحبا بكم', 'Price ₺50 or ₽70', '⏸pause here', 'ok\u0378go'];
+    for (const title of titles) await t.make.document(user.id, { title, content: 'Body.' });
+    const cases: [string, string[]][] = [
+      ['שלום', [titles[0]!]],
+      ['مرحبا', [titles[1]!]],
+      ['50', [titles[2]!]],
+      ['70', [titles[2]!]],
+      ['pause', [titles[3]!]],
+      ['go', [titles[4]!]],
+    ];
+    for (const [q, expected] of cases) assert.deepEqual(await found(q), expected, q);
+  });
+
   it('never matches a document by its scope tokens, and reads their mark in text as a space', async () => {
     // Every document has scope tokens of w…, n… or p…: a one-letter term must not match them.
     const { user, found } = await ownWorkspace();

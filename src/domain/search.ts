@@ -69,8 +69,15 @@ export function searchText(text: string): string {
  * A final sigma is folded as any other (ς to σ), as the tokenizer folds it
  * and foldTitle does: JavaScript lowers a capital Σ at a word's end to ς,
  * so that "ΠΡΟΣ" would not begin "ΠΡΟΣΦΟΡΑ" (PostgreSQL's words are made
- * by this alone). SCOPE_MARK, a word character to the tokenizer only for
- * scope tokens' sake, becomes a space, as searchTerms reads it.
+ * by this alone). Every character that makes no word to searchTerms
+ * becomes a space, as searchTerms reads it: the tokenizer's Unicode data is
+ * older than Node.js's, and it reads characters it does not know (the bidi
+ * isolates U+2066 to U+2069 of right-to-left text, U+061C, ₺ and ₽, newer
+ * symbols and emoji) as part of a word, so that "שלום" between isolates or
+ * "50" after "₺" was never found. SCOPE_MARK, a word character to the
+ * tokenizer only for scope tokens' sake, is one of them. A change here
+ * needs a migration that indexes again every document it changes, as
+ * migrations 11, 13 and 20 did.
  */
 export function foldText(text: string): string {
   return text
@@ -80,8 +87,11 @@ export function foldText(text: string): string {
     .normalize('NFC')
     .toLowerCase()
     .replaceAll('ς', 'σ')
-    .replaceAll(SCOPE_MARK, ' ');
+    .replace(NOT_IN_WORDS, ' ');
 }
+
+/** What searchTerms's WORD leaves out, but for the spaces and line breaks that already separate words. */
+const NOT_IN_WORDS = /[^\p{L}\p{N}\p{M}\p{Co} \n]/gu;
 
 /**
  * Chat search is a case-insensitive substring match on titles: titles and
