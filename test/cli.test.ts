@@ -8,17 +8,44 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { run } from '../src/cli/program.js';
 import { buildApp } from '../src/app.js';
-import { openSqliteStore } from '../src/store/sqlite/store.js';
+import { openStore } from '../src/store/open.js';
 import { openDatabase } from '../src/store/sqlite/database.js';
 import { adminService } from '../src/services/admin.js';
 import { ensureDemoWorkspace } from '../src/demo/workspace.js';
 import { systemClock } from '../src/domain/time.js';
 import type { Store } from '../src/store/store.js';
+import type { Config } from '../src/config.js';
 import Database from 'better-sqlite3';
 import { migrations as sqliteMigrations } from '../src/store/sqlite/migrations.js';
 import { migrations as postgresMigrations } from '../src/store/postgres/migrations.js';
-import { call, testConfig } from './helpers.js';
-import { createTestDatabase, describeOrSkip, POSTGRES_SKIPPED, postgresUrl, sql } from './postgres.js';
+import { call, freshDatabase, queryRows, sqliteFile, TEST_DATABASE, testConfig } from './helpers.js';
+import { describeOrSkip } from './postgres.js';
+
+/**
+ * The `folio` environment of a test database: its DATABASE_URL names an
+ * SQLite file in the SQLite run, a schema of its own in the PostgreSQL run
+ * (test/helpers.ts `freshDatabase`).
+ */
+function cliEnv(config: Config): Record<string, string> {
+  const url = config.database.kind === 'sqlite' ? `sqlite:${config.database.file}` : config.database.url;
+  return { DATABASE_URL: url, PUBLIC_APP_URL: 'https://folio.test' };
+}
+
+/** A database of its own for one test, not yet set up, with its `folio` environment; `drop` removes it. */
+async function otherDatabase() {
+  const database = await freshDatabase();
+  return { ...database, env: cliEnv(database.config) };
+}
+
+/** Whether a database has been set up: its SQLite file made, or tables made in its PostgreSQL schema. */
+async function setUp(config: Config): Promise<boolean> {
+  if (config.database.kind === 'sqlite') return existsSync(config.database.file);
+  const tables = await queryRows(config, 'SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()');
+  return tables.length > 0;
+}
+
+/** For a test of SQLite's own files or locks: skipped in the PostgreSQL run, saying why. */
+const sqliteOnly = (why: string) => ({ skip: TEST_DATABASE === 'postgres' ? why : false });
 
 /** Runs `folio …` in process against the database of `env`, capturing its output. */
 async function folio(env: Record<string, string>, ...argv: string[]) {
@@ -43,14 +70,16 @@ async function fails(env: Record<string, string>, pattern: RegExp, ...argv: stri
   assert.match(r.stderr, pattern);
 }
 
+/** On the suite's database: an SQLite file in the SQLite run, a PostgreSQL schema in the PostgreSQL run. */
 describe('folio command line', () => {
+  let database: Awaited<ReturnType<typeof otherDatabase>>;
   let dir: string;
   let env: Record<string, string>;
-  before(() => {
-    dir = mkdtempSync(join(tmpdir(), 'folio-cli-'));
-    env = { DATABASE_URL: `sqlite:${join(dir, 'folio.db')}`, PUBLIC_APP_URL: 'https://folio.test' };
+  before(async () => {
+    database = await otherDatabase();
+    ({ dir, env } = database);
   });
-  after(() => rmSync(dir, { recursive: true, force: true }));
+  after(() => database.drop());
 
   it('migrates', async () => {
     assert.deepEqual(await json(env, 'migrate'), { migrated: true });
@@ -181,7 +210,7 @@ describe('folio command line', () => {
 
     // What the command line made is what the API shows.
     const key = (await json(env, 'key', 'create', '--user', owner.id)).key;
-    const store = openSqliteStore(env.DATABASE_URL!.slice('sqlite:'.length));
+    const store = await openStore(testConfig(env));
     const app = await buildApp({ config: testConfig(env), store });
     try {
       const got = await call(app, 'GET', `/v1/documents/${doc.id}`, { key });
@@ -229,7 +258,7 @@ describe('folio command line', () => {
       assert.ok(text.stdout.includes(`fol_…${secret.slice(-4)}`), 'shows the last four characters');
     }
 
-    const store = openSqliteStore(env.DATABASE_URL!.slice('sqlite:'.length));
+    const store = await openStore(testConfig(env));
     const app = await buildApp({ config: testConfig(env), store });
     try {
       assert.equal((await call(app, 'GET', '/v1/me', { key: read.key })).body.key.name, 'Claude');
@@ -252,14 +281,16 @@ describe('folio command line', () => {
     await fails(env, /unknown key id/, 'key', 'revoke', 'key_nope');
   });
 
-  it('prunes history, keeping the newest N revisions of every document, and refuses a --keep that is not a whole number of at least 1', async () => {
-    const history = { ...env, DATABASE_URL: `sqlite:${join(dir, 'history.db')}` };
+  it('prunes history, keeping the newest N revisions of every document, and refuses a --keep that is not a whole number of at least 1', async (t) => {
+    const historyDatabase = await otherDatabase();
+    t.after(() => historyDatabase.drop());
+    const history = historyDatabase.env;
     await json(history, 'migrate');
     const u = await json(history, 'user', 'create', '--email', 'history@example.com', '--plan', 'pro');
     const key = (await json(history, 'key', 'create', '--user', u.id, '--write')).key;
     const docs = [];
     for (const title of ['Once', 'Thrice', 'Six times']) docs.push((await json(history, 'doc', 'create', '--user', u.id, '--title', title, '--content', 'v1')).id);
-    const store = openSqliteStore(history.DATABASE_URL!.slice('sqlite:'.length));
+    const store = await openStore(testConfig(history));
     const app = await buildApp({ config: testConfig(history), store });
     const numbers = async (id: string) =>
       (await call(app, 'GET', `/v1/documents/${id}/revisions?limit=100`, { key })).body.revisions.map((r: any) => r.number);
@@ -320,7 +351,7 @@ describe('folio command line', () => {
     assert.match(banner, /MCP {8}http:\/\/127\.0\.0\.1:8787\/mcp /);
     const team = /team {7}(org_\w+)/.exec(banner)?.[1];
 
-    const store = openSqliteStore(env.DATABASE_URL!.slice('sqlite:'.length));
+    const store = await openStore(testConfig(env));
     const app = await buildApp({ config: testConfig(env), store });
     try {
       const me = await call(app, 'GET', '/v1/me', { key: second.key });
@@ -352,42 +383,43 @@ describe('folio command line', () => {
     }
   });
 
-  it('refuses to make the demo workspace where it cannot make all of it, writing nothing', async () => {
-    const other = { ...env, DATABASE_URL: `sqlite:${join(dir, 'taken.db')}` };
+  it('refuses to make the demo workspace where it cannot make all of it, writing nothing', async (t) => {
+    const taken = await otherDatabase();
+    t.after(() => taken.drop());
+    const other = taken.env;
     await json(other, 'migrate');
     await json(other, 'user', 'create', '--email', 'grace@folio.local');
     for (let run = 0; run < 2; run++) {
       await fails(other, /grace@folio\.local is already the e-mail of a user.*nothing was created/, 'demo');
     }
-    const store = openSqliteStore(join(dir, 'taken.db'));
+    const store = await openStore(testConfig(other));
     try {
       assert.equal(await store.findUserByEmail('demo@folio.local'), null);
     } finally {
       await store.close();
     }
     // The demo's own e-mail taken by a user of the operator's: no keys for that user, nothing written.
-    const mine = { ...env, DATABASE_URL: `sqlite:${join(dir, 'mine.db')}` };
+    const mineDatabase = await otherDatabase();
+    t.after(() => mineDatabase.drop());
+    const mine = mineDatabase.env;
     await json(mine, 'migrate');
     const user = await json(mine, 'user', 'create', '--email', 'demo@folio.local');
     await fails(mine, /demo@folio\.local is already the e-mail of a user who is not the demo's.*nothing was created/, 'demo');
     assert.deepEqual(await json(mine, 'key', 'list', '--user', user.id), { keys: [] });
   });
 
-  it('makes all of the demo workspace or none of it: a run that fails half-way leaves nothing, and the next makes all of it', async () => {
-    const file = join(dir, 'interrupted.db');
+  it('makes all of the demo workspace or none of it: a run that fails half-way leaves nothing, and the next makes all of it', async (t) => {
+    const interrupted = await otherDatabase();
+    t.after(() => interrupted.drop());
     const tables = ['users', 'organizations', 'memberships', 'projects', 'project_shares', 'templates', 'chats', 'documents', 'api_keys'];
-    const rows = () => {
-      const db = new Database(file, { readonly: true });
-      try {
-        return Object.fromEntries(tables.map((t) => [t, db.prepare(`SELECT count(*) FROM ${t}`).pluck().get() as number]));
-      } finally {
-        db.close();
-      }
+    const rows = async () => {
+      const counts: [string, number][] = [];
+      for (const table of tables) counts.push([table, Number((await queryRows<{ n: unknown }>(interrupted.config, `SELECT count(*) AS n FROM ${table}`))[0]!.n)]);
+      return Object.fromEntries(counts);
     };
-    const store = openSqliteStore(file);
+    const store = await openStore(interrupted.config); // opening it sets its schema up
     try {
-      await store.migrate();
-      const empty = rows();
+      const empty = await rows();
       let documents = 0;
       const stopping = (tx: Store) => {
         const admin = adminService({ store: tx, config: testConfig(env), clock: systemClock });
@@ -401,14 +433,14 @@ describe('folio command line', () => {
       };
       await assert.rejects(ensureDemoWorkspace(store, stopping), /stopped half-way/);
       assert.equal(documents, 5, 'users, team, projects, templates, chats and four documents were written first');
-      assert.deepEqual(rows(), empty, 'none of them is left');
+      assert.deepEqual(await rows(), empty, 'none of them is left');
     } finally {
       await store.close();
     }
-    const again = await folio({ ...env, DATABASE_URL: `sqlite:${file}` }, 'demo');
+    const again = await folio(interrupted.env, 'demo');
     assert.equal(again.code, 0, again.stderr);
     assert.match(again.stdout, /^Created the demo workspace/);
-    const made = rows();
+    const made = await rows();
     assert.equal(made.documents, 12);
     assert.equal(made.users, 2);
     assert.equal(made.api_keys, 2);
@@ -427,8 +459,10 @@ describe('folio command line', () => {
     assert.equal((await folio(env, 'key', 'create', '--user', unpaid.id)).stderr, '', "a team's plan grants it too");
   });
 
-  it('lists users, organizations and an organization\'s members in the order they joined, and prints its version', async () => {
-    const listEnv = { ...env, DATABASE_URL: `sqlite:${join(dir, 'lists.db')}` };
+  it('lists users, organizations and an organization\'s members in the order they joined, and prints its version', async (t) => {
+    const lists = await otherDatabase();
+    t.after(() => lists.drop());
+    const listEnv = lists.env;
     await json(listEnv, 'migrate');
     assert.deepEqual(await json(listEnv, 'user', 'list'), { users: [] });
     assert.deepEqual(await json(listEnv, 'org', 'list'), { organizations: [] });
@@ -453,7 +487,7 @@ describe('folio command line', () => {
     assert.equal((await folio(listEnv, '--version')).stdout, pkg.version);
   });
 
-  it('never creates a database but to set one up: pointed at a missing file, other commands stop, naming it', async () => {
+  it('never creates a database but to set one up: pointed at a missing file, other commands stop, naming it', sqliteOnly('about SQLite files: a PostgreSQL database is made by its server, not by folio'), async () => {
     const missing = join(dir, 'missing', 'folio.db');
     const missingEnv = { ...env, DATABASE_URL: `sqlite:${missing}` };
     for (const argv of [['user', 'list'], ['org', 'list'], ['key', 'list', '--user', 'user_x'], ['user', 'create', '--email', 'x@example.com'], ['revisions', 'prune', '--keep', '1']]) {
@@ -487,7 +521,7 @@ describe('folio command line', () => {
     assert.match(r.stderr, /^folio: DATABASE_URL: /);
   });
 
-  it('stops with a message naming DATABASE_URL when its file is no database or cannot be opened', async () => {
+  it('stops with a message naming DATABASE_URL when its file is no database or cannot be opened', sqliteOnly('about SQLite files'), async () => {
     const notADatabase = join(dir, 'notes.txt');
     writeFileSync(notADatabase, 'not a database, just notes\n'.repeat(200));
     for (const file of [notADatabase, dir]) {
@@ -510,30 +544,34 @@ describe('folio command line', () => {
         [{ PORT: '0', HOST: '10.255.255.1' }, /^folio: HOST: "10.255.255.1" is not an address of this machine/m],
       ] as const) {
         // Said before the database is opened: an upgrade of its schema can take tens of seconds.
-        const file = join(dir, `unopened-${vars.PORT}.db`);
-        // Without the fix the server's background thread kept it running: the timeout fails the test.
-        await assert.rejects(
-          exec(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', 'serve'], {
-            env: { ...process.env, ...env, ...vars, DATABASE_URL: `sqlite:${file}`, LOG_LEVEL: 'silent' },
-            timeout: 30_000,
-          }),
-          (err: any) => {
-            assert.equal(err.killed, false, 'it stopped by itself');
-            assert.equal(err.code, 1);
-            assert.match(err.stderr, pattern);
-            assert.doesNotMatch(err.stderr, /database schema/);
-            assert.equal(existsSync(file), false, 'the database was not created');
-            return true;
-          },
-        );
+        const unopened = await otherDatabase();
+        try {
+          // Without the fix the server's background thread kept it running: the timeout fails the test.
+          await assert.rejects(
+            exec(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', 'serve'], {
+              env: { ...process.env, ...env, ...vars, DATABASE_URL: unopened.env.DATABASE_URL!, LOG_LEVEL: 'silent' },
+              timeout: 30_000,
+            }),
+            (err: any) => {
+              assert.equal(err.killed, false, 'it stopped by itself');
+              assert.equal(err.code, 1);
+              assert.match(err.stderr, pattern);
+              assert.doesNotMatch(err.stderr, /database schema/);
+              return true;
+            },
+          );
+          assert.equal(await setUp(unopened.config), false, 'the database was not set up');
+        } finally {
+          await unopened.drop();
+        }
       }
     } finally {
       busy.close();
     }
   });
 
-  it('reads while another process holds the write lock, and says the database is busy when a write waits too long', async () => {
-    const file = env.DATABASE_URL!.slice('sqlite:'.length);
+  it('reads while another process holds the write lock, and says the database is busy when a write waits too long', sqliteOnly("about SQLite's write lock"), async () => {
+    const file = sqliteFile(testConfig(env));
     const u = await json(env, 'user', 'create', '--email', 'locked@example.com');
     const holder = openDatabase(file);
     holder.exec('BEGIN IMMEDIATE');
@@ -593,51 +631,41 @@ describe('folio command line', () => {
   });
 });
 
-/**
- * A database a newer Folio has upgraded, as each database records it: its
- * schema one version past this Folio's last migration.
- */
-const databases: { name: string; skip?: string; open(): Promise<{ env: Record<string, string>; upgrade(): Promise<void>; version(): Promise<number>; close(): Promise<void> }> }[] = [
-  {
-    name: 'SQLite',
-    async open() {
-      const dir = mkdtempSync(join(tmpdir(), 'folio-newer-'));
-      const file = join(dir, 'folio.db');
-      const withFile = <T>(work: (db: Database.Database) => T): T => {
-        const db = new Database(file);
-        try {
-          return work(db);
-        } finally {
-          db.close();
-        }
-      };
-      return {
-        env: { DATABASE_URL: `sqlite:${file}` },
-        upgrade: async () => void withFile((db) => db.pragma(`user_version = ${sqliteMigrations.length + 1}`)),
-        version: async () => withFile((db) => db.pragma('user_version', { simple: true }) as number),
-        close: async () => rmSync(dir, { recursive: true, force: true }),
-      };
-    },
-  },
-  await (async () => {
-    const server = await postgresUrl();
-    return {
-      name: 'PostgreSQL',
-      ...(server === null ? { skip: POSTGRES_SKIPPED } : {}),
-      async open() {
-        const database = await createTestDatabase(server!);
-        return {
-          env: { DATABASE_URL: database.url },
-          upgrade: async () => void (await sql(database.url, `INSERT INTO folio_schema_versions (version) VALUES (${postgresMigrations.length + 1})`)),
-          version: async () => (await sql(database.url, 'SELECT max(version) AS v FROM folio_schema_versions'))[0]!.v as number,
-          close: () => database.drop(),
-        };
-      },
-    };
-  })(),
-];
+/** The suite's database, as the names of the tests below say it. */
+const DATABASE_NAME = TEST_DATABASE === 'postgres' ? 'PostgreSQL' : 'SQLite';
 
-describe('folio and a PostgreSQL server it cannot use', () => {
+/**
+ * A database of its own on the suite's database, and how to make it look
+ * upgraded by a newer Folio, as each database records it: its schema one
+ * version past this Folio's last migration.
+ */
+async function upgradableDatabase() {
+  const database = await otherDatabase();
+  const { config } = database;
+  const withFile = <T>(work: (db: Database.Database) => T): T => {
+    const db = new Database(sqliteFile(config));
+    try {
+      return work(db);
+    } finally {
+      db.close();
+    }
+  };
+  return {
+    env: { DATABASE_URL: database.env.DATABASE_URL! },
+    async upgrade() {
+      if (config.database.kind === 'sqlite') withFile((db) => db.pragma(`user_version = ${sqliteMigrations.length + 1}`));
+      else await queryRows(config, 'INSERT INTO folio_schema_versions (version) VALUES (?)', postgresMigrations.length + 1);
+    },
+    async version() {
+      if (config.database.kind === 'sqlite') return withFile((db) => db.pragma('user_version', { simple: true }) as number);
+      return Number((await queryRows<{ v: unknown }>(config, 'SELECT max(version) AS v FROM folio_schema_versions'))[0]!.v);
+    },
+    close: () => database.drop(),
+  };
+}
+
+// Needs no PostgreSQL server, so the SQLite run, which runs with or without one, tests it once.
+describeOrSkip('folio and a PostgreSQL server it cannot use', TEST_DATABASE === 'postgres' && 'needs no PostgreSQL server: tested in the SQLite run', () => {
   it('names the database, never its password, whatever the connection failed on', async () => {
     // A server that takes the connection and closes it at once: the driver's error carries no code.
     const closer = await new Promise<import('node:net').Server>((resolve) => {
@@ -664,44 +692,42 @@ describe('folio and a PostgreSQL server it cannot use', () => {
   });
 });
 
-for (const database of databases) {
-  describeOrSkip(`folio migrate (${database.name})`, database.skip, () => {
-    it('says the database is up to date, naming it without the password its URL may hold', async () => {
-      const db = await database.open();
-      try {
-        const given = new URL(db.env.DATABASE_URL!);
-        // PostgreSQL's trust authentication (as on the test server) takes any password.
-        if (given.protocol === 'postgres:') given.password = 'hunter2-secret';
-        const r = await folio({ DATABASE_URL: given.toString() }, 'migrate');
-        assert.equal(r.code, 0, r.stderr);
-        assert.doesNotMatch(r.stdout, /hunter2/);
-        const name = given.protocol === 'postgres:' ? `PostgreSQL at ${given.host}${given.pathname}` : given.pathname;
-        assert.equal(r.stdout, `Database ${name} is up to date.`);
-      } finally {
-        await db.close();
-      }
-    });
+describe(`folio migrate (${DATABASE_NAME})`, () => {
+  it('says the database is up to date, naming it without the password its URL may hold', async () => {
+    const db = await upgradableDatabase();
+    try {
+      const given = new URL(db.env.DATABASE_URL!);
+      // PostgreSQL's trust authentication (as on the test server) takes any password.
+      if (given.protocol === 'postgres:') given.password = 'hunter2-secret';
+      const r = await folio({ DATABASE_URL: given.toString() }, 'migrate');
+      assert.equal(r.code, 0, r.stderr);
+      assert.doesNotMatch(r.stdout, /hunter2/);
+      const name = given.protocol === 'postgres:' ? `PostgreSQL at ${given.host}${given.pathname}` : given.pathname;
+      assert.equal(r.stdout, `Database ${name} is up to date.`);
+    } finally {
+      await db.close();
+    }
   });
+});
 
-  describeOrSkip(`folio on a database a newer Folio upgraded (${database.name})`, database.skip, () => {
-    it('refuses to serve, migrate or write to it, saying why, and leaves it as it was', async () => {
-      const db = await database.open();
-      try {
-        assert.deepEqual(await json(db.env, 'migrate'), { migrated: true });
-        await db.upgrade();
-        const newer = await db.version();
-        const known = newer - 1;
-        const why = `folio: DATABASE_URL: the database's schema is version ${newer}, and this Folio knows versions up to ${known}: a newer Folio has upgraded this database; run that version, or restore a backup made before the upgrade`;
-        for (const argv of [['migrate', '--json'], ['user', 'create', '--email', 'late@example.com', '--json'], ['serve']]) {
-          const r = await folio({ ...db.env, PORT: '0' }, ...argv);
-          assert.equal(r.code, 1, `folio ${argv.join(' ')}`);
-          assert.equal(r.stdout, '');
-          assert.equal(r.stderr, why);
-        }
-        assert.equal(await db.version(), newer);
-      } finally {
-        await db.close();
+describe(`folio on a database a newer Folio upgraded (${DATABASE_NAME})`, () => {
+  it('refuses to serve, migrate or write to it, saying why, and leaves it as it was', async () => {
+    const db = await upgradableDatabase();
+    try {
+      assert.deepEqual(await json(db.env, 'migrate'), { migrated: true });
+      await db.upgrade();
+      const newer = await db.version();
+      const known = newer - 1;
+      const why = `folio: DATABASE_URL: the database's schema is version ${newer}, and this Folio knows versions up to ${known}: a newer Folio has upgraded this database; run that version, or restore a backup made before the upgrade`;
+      for (const argv of [['migrate', '--json'], ['user', 'create', '--email', 'late@example.com', '--json'], ['serve']]) {
+        const r = await folio({ ...db.env, PORT: '0' }, ...argv);
+        assert.equal(r.code, 1, `folio ${argv.join(' ')}`);
+        assert.equal(r.stdout, '');
+        assert.equal(r.stderr, why);
       }
-    });
+      assert.equal(await db.version(), newer);
+    } finally {
+      await db.close();
+    }
   });
-}
+});

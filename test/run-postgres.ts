@@ -21,7 +21,6 @@ const NOT_IN_THIS_RUN = new Set([
   'instances.test.ts',
   'postgres-store.test.ts',
   'rate-limit-redis.test.ts',
-  'cli.test.ts',
   'backup.test.ts',
   'config.test.ts',
   'schemas.test.ts',
