@@ -16,6 +16,7 @@ import { systemClock } from '../src/domain/time.js';
 import type { Store } from '../src/store/store.js';
 import type { Config } from '../src/config.js';
 import Database from 'better-sqlite3';
+import pg from 'pg';
 import { migrations as sqliteMigrations } from '../src/store/sqlite/migrations.js';
 import { migrations as postgresMigrations } from '../src/store/postgres/migrations.js';
 import { call, freshDatabase, queryRows, sqliteFile, TEST_DATABASE, testConfig } from './helpers.js';
@@ -587,6 +588,27 @@ describe('folio command line', () => {
       holder.close();
     }
     assert.match((await json(env, 'user', 'create', '--email', 'late@example.com')).id, /^user_/);
+  });
+
+  it('reads while another session holds a lock on a table, and says the database is busy when a write waits too long', { skip: TEST_DATABASE === 'postgres' ? false : "about PostgreSQL's locks: the SQLite run holds the write lock instead (above)" }, async () => {
+    const { config } = database;
+    if (config.database.kind !== 'postgres') throw new Error('this test needs PostgreSQL');
+    const u = await json(env, 'user', 'create', '--email', 'pg-locked@example.com');
+    // An operator's session that locked the users table for writes, and left its transaction open.
+    const holder = new pg.Client({ connectionString: config.database.url });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('LOCK TABLE users IN EXCLUSIVE MODE');
+      assert.equal((await json(env, 'user', 'list')).users.some((x: { id: string }) => x.id === u.id), true);
+      const started = Date.now();
+      await fails(env, /^folio: the database is busy: another session held a lock this command needs for more than 5 s .*try again$/, 'user', 'create', '--email', 'pg-late@example.com');
+      assert.ok(Date.now() - started >= 4_000, 'it waited for the lock first');
+    } finally {
+      await holder.query('ROLLBACK').catch(() => {});
+      await holder.end();
+    }
+    assert.match((await json(env, 'user', 'create', '--email', 'pg-late@example.com')).id, /^user_/);
   });
 
   it('says what is wrong with a .env that cannot be read, as the first line of its error output', async () => {

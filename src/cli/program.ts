@@ -75,7 +75,11 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
       return 1;
     }
     if (isStoreBusy(err)) {
-      io.err(`folio: the database is busy: another process held its write lock for more than ${LOCK_WAIT_MS / 1000} s (a long write, or one left open); try again`);
+      const held =
+        ctx.config().database.kind === 'postgres'
+          ? 'another session held a lock this command needs'
+          : 'another process held its write lock';
+      io.err(`folio: the database is busy: ${held} for more than ${LOCK_WAIT_MS / 1000} s (a long write, or one left open); try again`);
       return 1;
     }
     io.err(`folio: unexpected error: ${err instanceof Error ? err.message : String(err)}`);

@@ -1,13 +1,20 @@
 import { ConfigError, type Config } from '../config.js';
 import { NewerSchema } from './newer-schema.js';
 import { openPostgresStore } from './postgres/store.js';
-import { Unreachable } from './postgres/database.js';
+import { isLockTimeout, Unreachable } from './postgres/database.js';
 import { isBusy, isOpenRefusal } from './sqlite/database.js';
 import { openSqliteStore, type SqliteStoreOptions } from './sqlite/store.js';
 import type { Store } from './store.js';
 
-/** The database's refusal of a write that waited `LOCK_WAIT_MS` (lock-wait.ts) for another process's (for the command line to say so). */
-export { isBusy as isStoreBusy };
+/**
+ * The database's refusal of a statement that waited `LOCK_WAIT_MS`
+ * (lock-wait.ts) for a lock held elsewhere: SQLite's write lock, held by
+ * another process, or a PostgreSQL lock another session holds (for the
+ * command line to say so).
+ */
+export function isStoreBusy(err: unknown): boolean {
+  return isBusy(err) || isLockTimeout(err);
+}
 
 /**
  * How to open a store; `background` is SQLite's own (its checkpointer

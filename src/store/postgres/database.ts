@@ -93,6 +93,9 @@ export class Unreachable extends Error {
 const sqlState = (err: unknown): string | undefined =>
   err instanceof pg.DatabaseError ? err.code : undefined;
 
+/** True for a statement that waited LOCK_WAIT_MS (lock_timeout) for a lock another session holds, and gave up (lock_not_available). */
+export const isLockTimeout = (err: unknown): boolean => sqlState(err) === '55P03';
+
 /** True for a unique-constraint failure of the named constraint or unique index. */
 export const isUniqueViolation = (err: unknown, constraint: string): boolean =>
   sqlState(err) === '23505' && (err as pg.DatabaseError).constraint === constraint;
