@@ -10,6 +10,7 @@ import { run } from '../src/cli/program.js';
 import { buildApp } from '../src/app.js';
 import { openStore } from '../src/store/open.js';
 import { openDatabase } from '../src/store/sqlite/database.js';
+import { postgresName } from '../src/store/postgres/database.js';
 import { adminService } from '../src/services/admin.js';
 import { ensureDemoWorkspace } from '../src/demo/workspace.js';
 import { systemClock } from '../src/domain/time.js';
@@ -488,18 +489,27 @@ describe('folio command line', () => {
     assert.equal((await folio(listEnv, '--version')).stdout, pkg.version);
   });
 
-  it('never creates a database but to set one up: pointed at a missing file, other commands stop, naming it', sqliteOnly('about SQLite files: a PostgreSQL database is made by its server, not by folio'), async () => {
-    const missing = join(dir, 'missing', 'folio.db');
-    const missingEnv = { ...env, DATABASE_URL: `sqlite:${missing}` };
+  it('never creates a database but to set one up: pointed at a missing SQLite file, or a PostgreSQL database without Folio\'s tables, other commands stop, naming it', async (t) => {
+    // The SQLite run's file is in a folder that does not exist yet; the PostgreSQL run's schema exists, empty.
+    const fresh = await otherDatabase();
+    t.after(() => fresh.drop());
+    const { config } = fresh;
+    const file = config.database.kind === 'sqlite' ? join(fresh.dir, 'missing', 'folio.db') : null;
+    const freshEnv = file === null ? fresh.env : { ...fresh.env, DATABASE_URL: `sqlite:${file}` };
+    const why =
+      file === null
+        ? `the database ${postgresName(fresh.env.DATABASE_URL!)} holds no Folio schema`
+        : `the database file "${file}" does not exist`;
+    const setUpNow = () => (file === null ? setUp(config) : existsSync(file));
     for (const argv of [['user', 'list'], ['org', 'list'], ['key', 'list', '--user', 'user_x'], ['user', 'create', '--email', 'x@example.com'], ['revisions', 'prune', '--keep', '1']]) {
-      const r = await folio(missingEnv, ...argv);
+      const r = await folio(freshEnv, ...argv);
       assert.equal(r.code, 1, argv.join(' '));
-      assert.equal(r.stderr, `folio: DATABASE_URL: the database file "${missing}" does not exist; create it with "folio migrate" (or "folio demo"), or point DATABASE_URL at an existing one`);
-      assert.equal(existsSync(missing), false, `${argv.join(' ')} created the file`);
+      assert.equal(r.stderr, `folio: DATABASE_URL: ${why}; create it with "folio migrate" (or "folio demo"), or point DATABASE_URL at an existing one`);
+      assert.equal(await setUpNow(), false, `${argv.join(' ')} set the database up`);
     }
-    assert.deepEqual(await json(missingEnv, 'migrate'), { migrated: true });
-    assert.equal(existsSync(missing), true);
-    assert.deepEqual(await json(missingEnv, 'user', 'list'), { users: [] });
+    assert.deepEqual(await json(freshEnv, 'migrate'), { migrated: true });
+    assert.equal(await setUpNow(), true);
+    assert.deepEqual(await json(freshEnv, 'user', 'list'), { users: [] });
   });
 
   it('has --help on every command and group', async () => {

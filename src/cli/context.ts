@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
-import { existsSync } from 'node:fs';
-import { ConfigError, loadConfig, type Config } from '../config.js';
+import { loadConfig, type Config } from '../config.js';
 import { systemClock } from '../domain/time.js';
 import { adminService, type AdminService } from '../services/admin.js';
 import { openStore } from '../store/open.js';
@@ -19,7 +18,8 @@ export interface CliContext {
   /**
    * Opens the store on first use; the runner closes it. Only the commands
    * that set a database up (`migrate`, `demo`) may create a missing SQLite
-   * file; the others stop, naming it (DESIGN §5).
+   * file or Folio's schema in an empty PostgreSQL database; the others
+   * stop, naming it (DESIGN §5).
    */
   store(options?: { create?: boolean }): Promise<Store>;
   admin(): Promise<AdminService>;
@@ -37,11 +37,7 @@ export function cliContext(io: CliIo): CliContext {
     config: () => (config ??= loadConfig(io.env)),
     async store(options = {}) {
       if (store !== undefined) return store;
-      const { database } = ctx.config();
-      if (!options.create && database.kind === 'sqlite' && database.file !== ':memory:' && !existsSync(database.file)) {
-        throw new ConfigError('DATABASE_URL', `the database file "${database.file}" does not exist; create it with "folio migrate" (or "folio demo"), or point DATABASE_URL at an existing one`);
-      }
-      return (store = await openStore(ctx.config()));
+      return (store = await openStore(ctx.config(), { create: options.create ?? false }));
     },
     async admin() {
       return (admin ??= adminService({ store: await ctx.store(), config: ctx.config(), clock: systemClock }));

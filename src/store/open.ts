@@ -1,7 +1,9 @@
 import { ConfigError, type Config } from '../config.js';
 import { NewerSchema } from './newer-schema.js';
 import { openPostgresStore } from './postgres/store.js';
-import { isLockTimeout, Unreachable } from './postgres/database.js';
+import { existsSync } from 'node:fs';
+import { isLockTimeout, postgresName, Unreachable } from './postgres/database.js';
+import { NoSchema } from './postgres/migrate.js';
 import { isBusy, isOpenRefusal } from './sqlite/database.js';
 import { openSqliteStore, type SqliteStoreOptions } from './sqlite/store.js';
 import type { Store } from './store.js';
@@ -22,11 +24,24 @@ export function isStoreBusy(err: unknown): boolean {
  * PostgreSQL's (a statement unanswered that long fails, and its connection
  * is closed), which SQLite, in the process, does not need.
  */
-export type OpenOptions = SqliteStoreOptions & { answerWithinMs?: number };
+export type OpenOptions = SqliteStoreOptions & {
+  answerWithinMs?: number;
+  /**
+   * Whether a database Folio has not set up is set up (true unless false):
+   * with false, a missing SQLite file or a PostgreSQL database (or schema)
+   * without Folio's tables is refused, naming it, so that a mistyped
+   * DATABASE_URL creates nothing (DESIGN §5).
+   */
+  create?: boolean;
+};
+
+/** How to set up a database that is not one yet. */
+const SET_UP = 'create it with "folio migrate" (or "folio demo"), or point DATABASE_URL at an existing one';
 
 /** Opens the store named by the configuration, its schema brought up to date. */
 export async function openStore(config: Pick<Config, 'database'>, options: OpenOptions = {}): Promise<Store> {
   const { database } = config;
+  const { create = true, ...sqliteOptions } = options;
   if (database.kind === 'postgres') {
     try {
       return await openPostgresStore(database.url, {
@@ -34,13 +49,18 @@ export async function openStore(config: Pick<Config, 'database'>, options: OpenO
         onMigrate: options.onMigrate,
         onReindex: options.onReindex,
         answerWithinMs: options.answerWithinMs,
+        create,
       });
     } catch (err) {
+      if (err instanceof NoSchema) throw new ConfigError('DATABASE_URL', `the database ${postgresName(database.url)} holds no Folio schema; ${SET_UP}`);
       throw unreachable(err) ?? newerSchema(err) ?? err;
     }
   }
+  if (!create && database.file !== ':memory:' && !existsSync(database.file)) {
+    throw new ConfigError('DATABASE_URL', `the database file "${database.file}" does not exist; ${SET_UP}`);
+  }
   try {
-    return openSqliteStore(database.file, options);
+    return openSqliteStore(database.file, sqliteOptions);
   } catch (err) {
     // Another process's write lock held too long is no fault of the URL's (the command line says so: program.ts).
     if (isOpenRefusal(err)) throw new ConfigError('DATABASE_URL', `cannot open the database file "${database.file}": ${(err as Error).message}`);

@@ -44,14 +44,22 @@ async function requireUtf8(db: Session): Promise<void> {
   if (encoding !== 'UTF8') throw new Error(`the database's encoding is ${encoding}; Folio needs a database created with ENCODING 'UTF8'`);
 }
 
+/** A database (or schema) that Folio has not set up, opened by one that may not set it up (`create` false). */
+export class NoSchema extends Error {
+  constructor() {
+    super('holds no Folio schema');
+  }
+}
+
 /**
- * Brings the schema up to date, each migration in a transaction of its
+ * Brings the schema up to date (or, with `create` false, refuses a
+ * database that Folio has not set up: NoSchema), each migration in a transaction of its
  * own, recorded in folio_schema_versions; then makes the search words and
  * folded chat titles again if they were made with another Unicode version
  * than this Node.js's or by another design (reindex.ts). Up to date, as
  * almost always, it takes no lock.
  */
-export async function migrate(pool: pg.Pool, onMigrate?: MigrationNotice, onReindex?: ReindexNotice): Promise<void> {
+export async function migrate(pool: pg.Pool, onMigrate?: MigrationNotice, onReindex?: ReindexNotice, create = true): Promise<void> {
   const client = await pool.connect();
   // On failure the connection is closed, not given back: that also releases the lock.
   let failure: Error | undefined;
@@ -61,6 +69,7 @@ export async function migrate(pool: pg.Pool, onMigrate?: MigrationNotice, onRein
     await client.query('SET lock_timeout = 0');
     const db = clientSession(client);
     const quick = await state(db);
+    if (quick.version === 0 && !create) throw new NoSchema();
     if (quick.version !== migrations.length || !quick.current) await upgrade(client, db, onMigrate, onReindex);
     await client.query('RESET lock_timeout');
   } catch (err) {

@@ -17,6 +17,8 @@ export interface PostgresStoreOptions {
   onReindex?: ReindexNotice;
   /** How long the store's statements may go unanswered (AnswerWithin); migrations are not limited. */
   answerWithinMs?: number;
+  /** Whether a database without Folio's schema is set up (true unless false) or refused (NoSchema). */
+  create?: boolean;
 }
 
 /**
@@ -28,7 +30,7 @@ export interface PostgresStoreOptions {
 export async function openPostgresStore(url: string, options: PostgresStoreOptions = {}): Promise<Store> {
   const pool = await openPool(url, options.poolMax ?? 10);
   try {
-    await migrate(pool, options.onMigrate, options.onReindex);
+    await migrate(pool, options.onMigrate, options.onReindex, options.create ?? true);
   } catch (err) {
     await pool.end();
     throw err;
