@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -651,6 +651,37 @@ describe('folio command line', () => {
       exec(process.execPath, [...cli, 'user', 'create', '--email', 'proc@example.com', '--json'], { env: { ...process.env, ...env } }),
       (err: any) => err.code === 1 && err.stdout === '' && /already exists/.test(err.stderr),
     );
+  });
+
+  it('says in one line, with a non-zero status, when its output cannot be written: a closed pipe or a full disk, never a stack trace', async () => {
+    const cli = [process.execPath, ['--import', 'tsx', 'src/cli/index.ts', 'user', 'list', '--json']] as const;
+    const finish = (child: ReturnType<typeof spawn>) =>
+      new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        let stderr = '';
+        child.stderr!.on('data', (chunk) => (stderr += chunk));
+        child.on('close', (code) => resolve({ code, stderr }));
+      });
+    const outputs: { name: string; start(): ReturnType<typeof spawn> }[] = [
+      {
+        name: 'a reader that went away (EPIPE)',
+        start() {
+          const child = spawn(...cli, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+          child.stdout!.destroy();
+          return child;
+        },
+      },
+    ];
+    if (existsSync('/dev/full')) {
+      outputs.push({
+        name: 'a full disk (ENOSPC)',
+        start: () => spawn(...cli, { env: { ...process.env, ...env }, stdio: ['ignore', openSync('/dev/full', 'w'), 'pipe'] }),
+      });
+    }
+    for (const output of outputs) {
+      const { code, stderr } = await finish(output.start());
+      assert.equal(code, 1, output.name);
+      assert.match(stderr, /^folio: cannot write to standard output: E[A-Z]+\n$/, output.name);
+    }
   });
 
   it('runs Node.js with the same flags as npm start, which set the memory the server keeps (docs/operations.md)', () => {
