@@ -444,3 +444,15 @@ describe('the deployment image', () => {
     }
   });
 });
+
+describe("README's requirements", () => {
+  it('name only packages that npm ci installs: a package said to warn is one package-lock.json holds, at that version', () => {
+    const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
+    const requirements = readme.slice(readme.indexOf('**Requirements:**'), readme.indexOf('\n\n', readme.indexOf('**Requirements:**')));
+    const lock = JSON.parse(readFileSync(join(REPO, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string }> };
+    const locked = new Set(Object.entries(lock.packages).map(([path, p]) => `${path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length)}@${p.version}`));
+    for (const [named] of requirements.matchAll(/[\w.-]+@\d+\.\d+\.\d+/g)) {
+      assert.ok(locked.has(named), `the README names ${named}, which package-lock.json does not install`);
+    }
+  });
+});
