@@ -120,9 +120,15 @@ describe('folio command line', () => {
     await fails(env, /malformed plan/, 'user', 'set-plan', u.id, 'PRO!');
     await fails(env, /missing required argument/, 'user', 'set-plan', u.id);
     // A name is left out for none; an empty one is refused, not shown as "" by GET /v1/me.
-    for (const empty of ['', '   ']) {
+    // Whitespace as Unicode defines it, as for a document's content: U+0085 NEXT LINE is whitespace too.
+    for (const empty of ['', '   ', '\u0085', '\t\u0085\u2029']) {
       await fails(env, /the user name must not be empty; leave out --name for a user without one/, 'user', 'create', '--email', 'd@example.com', '--name', empty);
       await fails(env, /the key name must not be empty; leave out --name for a key without one/, 'key', 'create', '--user', u.id, '--name', empty);
+      await fails(env, /the organization name must not be empty/, 'org', 'create', '--name', empty);
+      await fails(env, /the project name must not be empty/, 'project', 'create', '--user', u.id, '--name', empty);
+      await fails(env, /the template title must not be empty/, 'template', 'create', '--user', u.id, '--title', empty);
+      await fails(env, /the title must not be empty/, 'doc', 'create', '--user', u.id, '--title', empty, '--content', 'x');
+      await fails(env, /the chat title must not be empty/, 'chat', 'create', '--user', u.id, '--title', empty);
     }
     assert.match((await json(env, 'user', 'create', '--email', 'd@example.com')).id, /^user_/);
   });

@@ -62,8 +62,13 @@ function storable<T extends string | undefined>(value: T, what: string): T {
   return value;
 }
 
+/**
+ * A name or title of nothing but whitespace is empty. Whitespace is Unicode's
+ * (White_Space), as for a document's content: String.prototype.trim would
+ * keep U+0085 NEXT LINE, so a name of it alone would pass.
+ */
 function requireText(value: string, what: string, max?: number): string {
-  if (value.trim() === '') throw new UsageError(`${what} must not be empty`);
+  if (!hasNonWhitespace(value)) throw new UsageError(`${what} must not be empty`);
   if (max !== undefined && [...value].length > max) throw new UsageError(`${what} must be at most ${max} characters`);
   return storable(value, what);
 }
@@ -71,7 +76,7 @@ function requireText(value: string, what: string, max?: number): string {
 /** An optional name or title: null when its option (`flag`) is left out, refused when empty. */
 function optionalText(value: string | undefined, what: string, flag: string, thing: string): string | null {
   if (value === undefined) return null;
-  if (value.trim() === '') throw new UsageError(`the ${thing} ${what} must not be empty; leave out ${flag} for a ${thing} without one`);
+  if (!hasNonWhitespace(value)) throw new UsageError(`the ${thing} ${what} must not be empty; leave out ${flag} for a ${thing} without one`);
   return storable(value, `the ${thing} ${what}`);
 }
 
