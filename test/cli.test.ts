@@ -204,8 +204,16 @@ describe('folio command line', () => {
     await fails(env, /^folio: the chat title must not hold the character U\+0000$/, 'chat', 'create', '--user', owner.id, '--title', 'a\u0000');
     await fails(env, /unknown chat id/, 'doc', 'create', '--user', owner.id, '--title', 'T', '--content', 'x', '--thread', 'nope');
     // A chat is attached only where its document's creator sees it.
-    await fails(env, /not visible to that user/, 'doc', 'create', '--user', outsider.id, '--title', 'T', '--content', 'x', '--thread', chat.id);
-    await fails(env, /not visible to that user/, 'doc', 'create', '--user', owner.id, '--title', 'T', '--content', 'x', '--org', team.id, '--thread', chat.id);
+    await fails(env, /not one that user sees/, 'doc', 'create', '--user', outsider.id, '--title', 'T', '--content', 'x', '--thread', chat.id);
+    await fails(env, /not one that user sees/, 'doc', 'create', '--user', owner.id, '--title', 'T', '--content', 'x', '--org', team.id, '--thread', chat.id);
+    // ...and only in its own place, which the same people see: a chat of
+    // the mate's own is not attached to a document in the project shared
+    // with them (its owner would see the private chat's id), nor the
+    // project's chat to a document outside the project.
+    const matesOwn = await json(env, 'chat', 'create', '--user', mate.id, '--title', 'Private');
+    await fails(env, /not one that user sees in that workspace and project: a document's chat is in its project, or outside projects with it/, 'doc', 'create', '--user', mate.id, '--title', 'T', '--content', 'x', '--project', p.id, '--thread', matesOwn.id);
+    await fails(env, /not one that user sees in that workspace and outside projects/, 'doc', 'create', '--user', owner.id, '--title', 'T', '--content', 'x', '--thread', chat.id);
+    assert.deepEqual(Object.keys(await json(env, 'doc', 'create', '--user', mate.id, '--title', 'Mine', '--content', 'x', '--thread', matesOwn.id)).sort(), ['id', 'url']);
     await fails(env, /cannot read --file/, 'doc', 'create', '--user', owner.id, '--title', 'T', '--file', join(dir, 'missing.md'));
     // Only UTF-8, as over the API: other bytes are refused, not stored as U+FFFD; a byte-order mark is not content.
     const latin1 = join(dir, 'latin1.md');

@@ -288,9 +288,13 @@ export function adminService(deps: Pick<ServiceDeps, 'store' | 'clock' | 'config
       if (!hasNonWhitespace(input.content)) throw new UsageError('the content must contain at least one non-whitespace character');
       storable(input.content, 'the content');
       if (input.projectId !== undefined) await visibleProject(viewer, input.projectId);
-      // Whoever reads the document sees its chat's id: the chat must be one its creator sees there.
-      if (input.threadId !== undefined && !(await store.isChatVisible(viewer, input.threadId))) {
-        throw new UsageError(`unknown chat id "${input.threadId}" for --thread, or not visible to that user in that workspace`);
+      // Whoever reads the document sees its chat's id: the chat must be one
+      // its creator sees there, in the same place (the same project, or
+      // outside projects in the same workspace), which the same people see.
+      if (input.threadId !== undefined && !(await store.isChatVisible(viewer, input.threadId, input.projectId ?? null))) {
+        throw new UsageError(
+          `unknown chat id "${input.threadId}" for --thread, or not one that user sees in that workspace and ${input.projectId === undefined ? 'outside projects' : 'project'}: a document's chat is in its project, or outside projects with it`,
+        );
       }
       const doc = await store.createDocument(
         viewer,

@@ -250,7 +250,8 @@ export interface Store {
   touchKey(keyId: string, at: string): Promise<void>;
   isMember(orgId: string, userId: string): Promise<boolean>;
   isProjectVisible(viewer: Viewer, projectId: string): Promise<boolean>;
-  isChatVisible(viewer: Viewer, chatId: string): Promise<boolean>;
+  /** Whether the viewer sees the chat; with `projectId`, and the chat is in that project (null: outside projects). */
+  isChatVisible(viewer: Viewer, chatId: string, projectId?: string | null): Promise<boolean>;
 
   // --- Content, always as the viewer sees it --------------------------------
   /**

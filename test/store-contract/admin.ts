@@ -84,6 +84,12 @@ export function adminContract(open: OpenStore): void {
       ]);
       assert.deepEqual((await h.store.listChats(viewer, { limit: ALL, projectId: project.id })).map((c) => c.id), [inProject.id]);
       assert.equal(await h.store.isChatVisible(viewer, loose.id), true);
+      // In a given place: the project's chats in the project, the others outside projects.
+      assert.equal(await h.store.isChatVisible(viewer, loose.id, null), true);
+      assert.equal(await h.store.isChatVisible(viewer, loose.id, project.id), false);
+      assert.equal(await h.store.isChatVisible(viewer, inProject.id, project.id), true);
+      assert.equal(await h.store.isChatVisible(viewer, inProject.id, null), false);
+      assert.equal(await h.store.isChatVisible({ userId: (await h.make.user()).id, orgId: null }, inProject.id, project.id), false, 'not seen');
     });
 
     it('finds chats by any text in their titles, wildcards and case aside', async () => {

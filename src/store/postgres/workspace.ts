@@ -72,9 +72,12 @@ export function workspaceQueries(db: Session) {
       return rowCount === 1;
     },
 
-    async isChatVisible(viewer: Viewer, chatId: string): Promise<boolean> {
-      if (namesNothing(chatId)) return false;
-      const { rowCount } = await db.query(`SELECT 1 FROM chats c WHERE c.id = $3 AND ${contentVisible('c')}`, params(viewer, chatId));
+    async isChatVisible(viewer: Viewer, chatId: string, projectId?: string | null): Promise<boolean> {
+      if (namesNothing(chatId) || namesNothing(projectId)) return false;
+      const { rowCount } = await db.query(
+        `SELECT 1 FROM chats c WHERE c.id = $3 AND ${contentVisible('c')} AND ($4 OR c.project_id IS NOT DISTINCT FROM $5)`,
+        params(viewer, chatId, projectId === undefined, projectId ?? null),
+      );
       return rowCount === 1;
     },
 

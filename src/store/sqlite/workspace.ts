@@ -33,7 +33,7 @@ export function workspaceQueries(db: Db, writes: StoreWrites) {
   const touchStmt = db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?');
   const memberStmt = db.prepare('SELECT 1 FROM memberships WHERE org_id = ? AND user_id = ?');
   const projectVisibleStmt = db.prepare(`SELECT 1 FROM projects p WHERE p.id = @pid AND ${projectVisible('p')}`);
-  const chatVisibleStmt = db.prepare(`SELECT 1 FROM chats c WHERE c.id = @id AND ${contentVisible('c')}`);
+  const chatVisibleStmt = db.prepare(`SELECT 1 FROM chats c WHERE c.id = @id AND ${contentVisible('c')} AND (@anywhere OR c.project_id IS @pid)`);
   const projectsStmt = db.prepare(
     `SELECT p.id, p.name, p.description, p.created_at AS createdAt, p.creator_id <> @uid AS isSharedWithYou
      FROM projects p WHERE ${projectVisible('p')}
@@ -69,8 +69,8 @@ export function workspaceQueries(db: Db, writes: StoreWrites) {
       return projectVisibleStmt.get(params(viewer, { pid: projectId })) !== undefined;
     },
 
-    async isChatVisible(viewer: Viewer, chatId: string): Promise<boolean> {
-      return chatVisibleStmt.get(params(viewer, { id: chatId })) !== undefined;
+    async isChatVisible(viewer: Viewer, chatId: string, projectId?: string | null): Promise<boolean> {
+      return chatVisibleStmt.get(params(viewer, { id: chatId, anywhere: projectId === undefined ? 1 : 0, pid: projectId ?? null })) !== undefined;
     },
 
     async listProjects(viewer: Viewer, limit: number): Promise<ProjectRow[]> {
