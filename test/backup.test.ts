@@ -86,6 +86,8 @@ describe('folio backup FILE', () => {
       assert.equal(r.stdout, '');
       assert.equal(r.stderr, `folio: "${file}" already exists; folio backup never overwrites a file: name a new one, or remove that one first`);
     }
+    const unnamed = await folio(env, 'backup', '');
+    assert.deepEqual([unnamed.code, unnamed.stderr], [1, 'folio: FILE must name the file to write the copy to']);
     assert.equal(readFileSync(existing, 'utf8'), 'keep me');
     assert.equal(readlinkSync(dangling), join(dir, 'nowhere'));
     assert.deepEqual(leftovers(), ['copy.db', 'dangling.db', 'existing.db', 'relative.db']);

@@ -14,6 +14,7 @@ export function registerBackup(program: Command, ctx: CliContext): void {
     .argument('<file>', 'where to write the copy; it must not exist yet')
     .option('--json', 'print one JSON object')
     .action(async (file: string, _opts, cmd: Command) => {
+      if (file === '') throw new UsageError('FILE must name the file to write the copy to');
       const { database } = ctx.config();
       if (database.kind === 'postgres') {
         throw new UsageError(
