@@ -41,6 +41,21 @@ describe('Markdown by lines (get_document)', () => {
     ]);
   });
 
+  it('takes a line of backticks with a backtick after them for inline code, not a fence that hides the headings below', () => {
+    assert.deepEqual(headings(['```js` is inline code', '# Setup', '``` `x`', '## Use']), [
+      { line: 2, level: 1, text: 'Setup' },
+      { line: 4, level: 2, text: 'Use' },
+    ]);
+  });
+
+  it('finds no heading in a fence opened on a list item\'s line, which the item\'s end closes', () => {
+    const doc = ['- ```sh', '  # install', '  npm ci', '  ```', '# Run', '1. ~~~', '   # a comment', '', '   ~~~', '- ```', '  # code', '## After the item'];
+    assert.deepEqual(headings(doc), [
+      { line: 5, level: 1, text: 'Run' },
+      { line: 12, level: 2, text: 'After the item' },
+    ]);
+  });
+
   it('reads long lines of spaces, tabs and hashes as any others (a backtracking pattern took seconds on them)', () => {
     const blanks = ' \t'.repeat(50_000);
     assert.deepEqual(headings([`#${blanks}\r x`, `##${blanks}${'#'.repeat(1000)}`, `#\u2028${blanks}`, `# a${blanks}#${blanks}`]), [

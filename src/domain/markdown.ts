@@ -39,21 +39,59 @@ function headingText(rest: string): string {
   return before === '' || before.endsWith(' ') || before.endsWith('\t') ? before.trim() : text;
 }
 
-/** The opening or closing line of a fenced code block (CommonMark §4.5), inside which `#` starts no heading. */
+/**
+ * The opening of a fenced code block (CommonMark §4.5): up to three spaces,
+ * then a run of at least three backticks or tildes; or the same right after
+ * a list item's marker (`- `, `1. `), whose lines it then holds as far as
+ * they are indented under the item's text. Inside one, `#` starts no heading.
+ */
 const FENCE = /^ {0,3}(`{3,}|~{3,})/;
+const ITEM_FENCE = /^ {0,3}(?:[-+*]|[0-9]{1,9}[.)]) {1,4}(`{3,}|~{3,})/;
+
+/** The closing line of a fenced code block: the fence's character, at least as many, and nothing but spaces after. */
+const CLOSING_FENCE = /^ {0,3}(`{3,}|~{3,})[ \t]*\r?$/;
+
+interface Fence {
+  marker: string;
+  /** Columns of indentation its lines keep: 0 at the top level, the item text's column inside a list item. */
+  indent: number;
+}
+
+/** The fenced code block a line opens, if any. A backtick fence's info string holds no backtick: "```a`b" is inline code. */
+function fenceOpening(line: string): Fence | null {
+  for (const [pattern, inItem] of [[FENCE, false], [ITEM_FENCE, true]] as const) {
+    const m = pattern.exec(line);
+    if (!m) continue;
+    const marker = m[1]!;
+    if (marker[0] === '`' && line.includes('`', m[0].length)) return null;
+    return { marker, indent: inItem ? m[0].length - marker.length : 0 };
+  }
+  return null;
+}
+
+/** Whether a line indented less than `indent` columns ends the list item, and with it the fence (blank lines do not). */
+const leavesItem = (line: string, indent: number) => indent > 0 && line.trim() !== '' && !line.startsWith(' '.repeat(indent));
+
+/** Whether a line closes `fence`: the same character, at least as many, at most three spaces past the fence's indentation. */
+function closes(line: string, fence: Fence): boolean {
+  if (!line.startsWith(' '.repeat(fence.indent))) return false;
+  const marker = CLOSING_FENCE.exec(line.slice(fence.indent))?.[1];
+  return marker !== undefined && marker[0] === fence.marker[0] && marker.length >= fence.marker.length;
+}
 
 /** The ATX headings of a document, outside fenced code blocks, in order. */
 export function headings(lines: readonly string[]): Heading[] {
   const found: Heading[] = [];
-  let fence: string | null = null;
+  let fence: Fence | null = null;
   lines.forEach((line, index) => {
-    const marker = FENCE.exec(line)?.[1];
-    if (marker !== undefined) {
-      if (fence === null) fence = marker;
-      // A fence closes with a run of the same character, at least as long.
-      else if (marker[0] === fence[0] && marker.length >= fence.length && line.trim() === marker) fence = null;
-      return;
+    if (fence !== null) {
+      if (!leavesItem(line, fence.indent)) {
+        if (closes(line, fence)) fence = null;
+        return;
+      }
+      fence = null;
     }
+    fence = fenceOpening(line);
     if (fence !== null) return;
     const m = ATX_OPENING.exec(line);
     if (m) found.push({ line: index + 1, level: m[1]!.length, text: headingText(line.slice(m[0].length)) });
