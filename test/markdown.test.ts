@@ -56,6 +56,25 @@ describe('Markdown by lines (get_document)', () => {
     ]);
   });
 
+  it('finds no heading inside an HTML block: a comment, a <div> up to the next blank line, a <script>', () => {
+    const doc = ['<!--', '# Draft, commented out', '-->', '# Kept', '<div align="center">', '# In the div', '</div>', '', '## After the div',
+      '<!-- one line --> # not a heading', '## Next', 'A paragraph', '<span>', '### Not an HTML block after a paragraph', '', '<script>', '# x', '</script>', '#### Last'];
+    assert.deepEqual(headings(doc), [
+      { line: 4, level: 1, text: 'Kept' },
+      { line: 9, level: 2, text: 'After the div' },
+      { line: 11, level: 2, text: 'Next' },
+      { line: 14, level: 3, text: 'Not an HTML block after a paragraph' },
+      { line: 19, level: 4, text: 'Last' },
+    ]);
+  });
+
+  it('reads long lines of tag attributes in time linear in their length', () => {
+    const started = performance.now();
+    const attributes = ' b=c'.repeat(100_000);
+    assert.deepEqual(headings(['', `<a${attributes} !`, '# x', `<a${" b='x'".repeat(100_000)}!`, '## y']).length, 2);
+    assert.ok(performance.now() - started < 2000);
+  });
+
   it('reads long lines of spaces, tabs and hashes as any others (a backtracking pattern took seconds on them)', () => {
     const blanks = ' \t'.repeat(50_000);
     assert.deepEqual(headings([`#${blanks}\r x`, `##${blanks}${'#'.repeat(1000)}`, `#\u2028${blanks}`, `# a${blanks}#${blanks}`]), [

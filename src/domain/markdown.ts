@@ -79,10 +79,50 @@ function closes(line: string, fence: Fence): boolean {
   return marker !== undefined && marker[0] === fence.marker[0] && marker.length >= fence.marker.length;
 }
 
-/** The ATX headings of a document, outside fenced code blocks, in order. */
+/** The tag names that open an HTML block ending at a blank line (CommonMark §4.6, its 6th kind). */
+const BLOCK_TAGS = new Set(
+  ('address article aside base basefont blockquote body caption center col colgroup dd details dialog dir div dl dt fieldset ' +
+    'figcaption figure footer form frame frameset h1 h2 h3 h4 h5 h6 head header hr html iframe legend li link main menu ' +
+    'menuitem nav noframes ol optgroup option p param search section summary table tbody td tfoot th thead title tr track ul').split(' '),
+);
+
+/** The HTML blocks that end on a line holding a given text, by how they start. */
+const RAW_BLOCKS: readonly [RegExp, RegExp][] = [
+  [/^ {0,3}<(?:script|pre|style|textarea)(?:[ \t>]|\r?$)/i, /<\/(?:script|pre|style|textarea)>/i],
+  [/^ {0,3}<!--/, /-->/],
+  [/^ {0,3}<\?/, /\?>/],
+  [/^ {0,3}<![A-Za-z]/, />/],
+  [/^ {0,3}<!\[CDATA\[/, /\]\]>/],
+];
+
+const BLOCK_TAG = /^ {0,3}<\/?([A-Za-z][A-Za-z0-9]*)(?:[ \t>]|\/>|\r?$)/;
+
+/** A line of one complete open or closing tag, which starts an HTML block when no paragraph goes on before it (the 7th kind). */
+const LONE_TAG =
+  /^ {0,3}(?:<[A-Za-z][A-Za-z0-9-]*(?:[ \t]+[A-Za-z_:][A-Za-z0-9_.:-]*(?:[ \t]*=[ \t]*(?:[^ \t"'=<>`]+|'[^']*'|"[^"]*"))?)*[ \t]*\/?>|<\/[A-Za-z][A-Za-z0-9-]*[ \t]*>)[ \t]*\r?$/;
+
+const isBlank = (line: string) => line.trim() === '';
+
+/**
+ * The end of the HTML block a line opens (CommonMark §4.6), if it opens
+ * one: a text that ends it on the line holding it, or a blank line.
+ * Inside an HTML block, `#` starts no heading. A paragraph's next line
+ * opens none of the 7th kind.
+ */
+function htmlOpening(line: string, inParagraph: boolean): RegExp | 'blank' | null {
+  for (const [start, end] of RAW_BLOCKS) if (start.test(line)) return end;
+  const tag = BLOCK_TAG.exec(line)?.[1];
+  if (tag !== undefined && BLOCK_TAGS.has(tag.toLowerCase())) return 'blank';
+  if (!inParagraph && LONE_TAG.test(line) && !/^ {0,3}<\/?(?:script|pre|style|textarea)\b/i.test(line)) return 'blank';
+  return null;
+}
+
+/** The ATX headings of a document, outside fenced code blocks and HTML blocks, in order. */
 export function headings(lines: readonly string[]): Heading[] {
   const found: Heading[] = [];
   let fence: Fence | null = null;
+  let html: RegExp | 'blank' | null = null;
+  let inParagraph = false;
   lines.forEach((line, index) => {
     if (fence !== null) {
       if (!leavesItem(line, fence.indent)) {
@@ -91,10 +131,25 @@ export function headings(lines: readonly string[]): Heading[] {
       }
       fence = null;
     }
+    if (html !== null) {
+      if (html === 'blank' ? isBlank(line) : html.test(line)) html = null;
+      return;
+    }
     fence = fenceOpening(line);
-    if (fence !== null) return;
+    if (fence !== null) {
+      inParagraph = false;
+      return;
+    }
+    html = htmlOpening(line, inParagraph);
+    if (html !== null) {
+      // A block of the first five kinds may end on the line that opens it.
+      if (html !== 'blank' && html.test(line)) html = null;
+      inParagraph = false;
+      return;
+    }
     const m = ATX_OPENING.exec(line);
     if (m) found.push({ line: index + 1, level: m[1]!.length, text: headingText(line.slice(m[0].length)) });
+    inParagraph = !m && !isBlank(line);
   });
   return found;
 }
