@@ -110,7 +110,7 @@ export const DocumentRead = Type.Object(
     ...Document.properties,
     contentMarkdown: Type.String({ description: 'The whole Markdown, or the lines from startLine to endLine when a range was asked for.' }),
     lineCount: Type.Integer({ description: 'Lines in the whole document.' }),
-    headings: Type.Array(Heading, { description: 'The Markdown headings of the whole document, with their line numbers.' }),
+    headings: Type.Array(Heading, { description: 'The `#` headings that begin a line in the whole document (outside code and HTML blocks), with their line numbers.' }),
     startLine: Type.Integer(),
     endLine: Type.Integer(),
   },
