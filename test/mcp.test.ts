@@ -267,6 +267,22 @@ for (const era of ERAS) {
       ok(await writer.callTool({ name: 'edit_document', arguments: { id: doc.id, expectedUpdatedAt: read.updatedAt, edits: [{ oldText: 'uno', newText: 'dos' }] } }));
     });
 
+    it('edit_document does not grow a document past the largest body a request may carry, which a replacement could no longer send', async () => {
+      const limit = t.config.maxBodyBytes;
+      const doc = await t.make.document(ada.id, { title: 'Large', content: `start ${'x'.repeat(limit - 100)} end` });
+      const grow = (by: number) => ({ id: doc.id, edits: [{ oldText: 'end', newText: `end${'y'.repeat(by)}` }] });
+      const refused = failed(await writer.callTool({ name: 'edit_document', arguments: grow(91) }), 'invalid_request');
+      assert.equal(refused.message, `edits: they would make the document's Markdown ${limit + 1} bytes, more than the ${limit} a request may carry.`);
+      ok(await writer.callTool({ name: 'edit_document', arguments: grow(90) }));
+      const read = async () => Buffer.byteLength((await call(t.app, 'GET', `/v1/documents/${doc.id}`, { key: readKey })).body.contentMarkdown);
+      assert.equal(await read(), limit);
+      // A document already larger (MAX_BODY_BYTES since lowered) takes edits that do not grow it.
+      const over = await t.make.document(ada.id, { title: 'Over', content: `start ${'x'.repeat(limit)} end` });
+      ok(await writer.callTool({ name: 'edit_document', arguments: { id: over.id, edits: [{ oldText: 'start', newText: 'begin' }] } }));
+      ok(await writer.callTool({ name: 'edit_document', arguments: { id: over.id, edits: [{ oldText: 'begin', newText: 'go' }] } }));
+      failed(await writer.callTool({ name: 'edit_document', arguments: { id: over.id, edits: [{ oldText: 'go', newText: 'gone' }] } }), 'invalid_request');
+    });
+
     it('list_revisions, get_revision and restore_revision show and bring back what each change recorded', async () => {
       const doc = ok(await writer.callTool({ name: 'create_document', arguments: { title: 'History', contentMarkdown: 'First words.' } }));
       const edited = ok(await writer.callTool({ name: 'edit_document', arguments: { id: doc.id, edits: [{ oldText: 'First', newText: 'Second' }] } }));

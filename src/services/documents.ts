@@ -123,6 +123,11 @@ export function documentService(deps: ServiceDeps) {
           );
         }
         if (!hasNonWhitespace(edited.markdown)) throw new InvalidRequest('edits: they would leave the document without any non-whitespace character.');
+        // No larger than a whole replacement could send: edits alone must not grow a document past what PATCH could write back.
+        const bytes = Buffer.byteLength(edited.markdown);
+        if (bytes > config.maxBodyBytes && bytes > Buffer.byteLength(current.contentMarkdown)) {
+          throw new InvalidRequest(`edits: they would make the document's Markdown ${bytes} bytes, more than the ${config.maxBodyBytes} a request may carry.`);
+        }
         const outcome = await store.updateDocument(
           viewer,
           storedId(id),
