@@ -601,6 +601,36 @@ describe('MCP access follows the store, request by request', () => {
       await t.close();
     }
   });
+
+  for (const era of ERAS) {
+    it(`answers a resource read that fails as an internal error, saying nothing of the failure, and logs it (${era})`, async () => {
+      const logs = logCollector();
+      const t = await setup({ env: { LOG_LEVEL: 'info' }, deps: { logStream: logs.stream } });
+      const failing = new Proxy(t.store, {
+        get: (store, name, receiver) =>
+          name === 'getDocument' ? () => Promise.reject(new Error('relation "document_revisions" does not exist')) : Reflect.get(store, name, receiver),
+      });
+      const { buildApp } = await import('../src/app.js');
+      const app = await buildApp({ config: t.config, store: failing, clock: t.clock, logStream: logs.stream });
+      try {
+        const base = await app.listen({ port: 0, host: '127.0.0.1' });
+        const client = await connect(base, (await t.make.key((await t.make.user()).id)).secret, era);
+        const uri = 'folio://documents/6f1c1a52-3b0e-4c3e-9a55-2b8f8d1f0c11';
+        const refused = await client.readResource({ uri }).then(
+          () => assert.fail('the read succeeded'),
+          (err: Error & { code?: number }) => err,
+        );
+        assert.doesNotMatch(refused.message, /relation|document_revisions/);
+        assert.match(refused.message, /unexpected error/);
+        assert.equal(refused.code, -32603);
+        assert.match(logs.text(), /"level":50.*document_revisions/);
+        await client.close();
+      } finally {
+        await app.close();
+        await t.close();
+      }
+    });
+  }
 });
 
 describe('MCP rate limits are the REST API\'s', () => {

@@ -107,7 +107,11 @@ export function mcpServers(services: Services, version: string, onToolCall: (too
     } catch (err) {
       if (err instanceof NotFound) throw new ResourceNotFoundError(uri.href, 'No document with this id is accessible with this key.');
       if (err instanceof ApiError && !(err instanceof InternalError)) throw new ProtocolError(ProtocolErrorCode.InvalidParams, err.message);
-      throw err;
+      // A failure is logged in full, and answered as a tool's is: with a
+      // message that says nothing of it (the SDK would send the error's own
+      // message, a database's included, and log nothing).
+      call.log.error({ err }, 'resource read failed');
+      throw new ProtocolError(ProtocolErrorCode.InternalError, new InternalError().message);
     }
   }
 
