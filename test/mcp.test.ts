@@ -486,6 +486,34 @@ describe('MCP endpoint: HTTP', () => {
     assert.equal(messages[1].result.resultType, 'complete');
   });
 
+  it('logs a request the protocol layer refuses by the kind of refusal, at debug level, never with what the request held', async () => {
+    const d = await serve({ LOG_LEVEL: 'debug' });
+    try {
+      const k = (await d.make.key((await d.make.user()).id)).secret;
+      const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+      // A tool name and a header the SDK's refusal would quote: what the body and the headers held.
+      const res = await post(
+        d.base,
+        { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { _meta: meta, name: 'zebracornucopia', arguments: {} } },
+        k,
+        { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'quagmirefennel' },
+      );
+      assert.equal(res.status, 400);
+      const refused = d.logs
+        .text()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+        .filter((l) => l.msg === 'MCP request refused');
+      assert.equal(refused.length, 1);
+      assert.equal(refused[0].level, 20);
+      assert.equal(refused[0].reason, 'name-header-mismatch');
+      assert.doesNotMatch(d.logs.text(), /zebracornucopia|quagmirefennel/);
+    } finally {
+      await d.close();
+    }
+  });
+
   it('refuses a body that is not JSON, and a JSON-RPC batch, in the envelope', async () => {
     const res = await fetch(`${t.base}/mcp`, {
       method: 'POST',

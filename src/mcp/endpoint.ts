@@ -2,6 +2,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import {
   createMcpHandler,
   isLegacyRequest,
+  ProtocolError,
   WebStandardStreamableHTTPServerTransport,
   type AuthInfo,
 } from '@modelcontextprotocol/server';
@@ -36,7 +37,11 @@ export const mcpEndpoint: FastifyPluginAsync<{ servers: McpServers; checks: Retu
   const modern = createMcpHandler((context) => servers.build(callOf(context.authInfo)), {
     legacy: 'reject',
     // 'auto' answers with JSON unless a tool sends a message before its result, which Folio's never do.
-    onerror: (err) => app.log.debug({ err }, 'MCP request refused'),
+    onerror: (err) => {
+      const reason = refusalOf(err);
+      if (reason !== null) app.log.debug({ reason }, 'MCP request refused');
+      else app.log.error({ err }, 'MCP request failed');
+    },
   });
   app.addHook('onClose', () => modern.close());
 
@@ -103,6 +108,20 @@ export const mcpEndpoint: FastifyPluginAsync<{ servers: McpServers; checks: Retu
     },
   });
 };
+
+/**
+ * The kind of a refusal the SDK reports (a protocol revision, a header that
+ * disagrees with the body, a content type), or null for a failure. Only the
+ * kind is logged: the SDK's messages quote the request's headers and body
+ * (`params.name`, `params.uri`), which the log never holds.
+ */
+function refusalOf(err: Error): string | null {
+  if (err instanceof ProtocolError) return `protocol error ${err.code}`;
+  const rejected = /^Rejected [^(]*\(([^)]*)\)/.exec(err.message);
+  if (rejected !== null) return rejected[1]!;
+  if (err.message.startsWith('Unsupported Media Type')) return 'unsupported-media-type';
+  return null;
+}
 
 /** The name of the tool a JSON-RPC message calls, if it is a `tools/call` ('' when it names none). */
 function toolCallIn(message: unknown): string | undefined {
