@@ -51,9 +51,16 @@ describe('API keys', () => {
   it('refuses a missing, malformed, unknown or mistyped key with 401', async () => {
     const user = await t.make.user();
     const { secret } = await t.make.key(user.id);
-    unauthorized(await call(t.app, 'GET', '/v1/me'));
-    unauthorized(await call(t.app, 'GET', '/v1/me', { headers: { authorization: secret } }));
-    unauthorized(await call(t.app, 'GET', '/v1/me', { headers: { authorization: `Basic ${secret}` } }));
+    const message = async (headers: Record<string, string>) => {
+      const r = await call(t.app, 'GET', '/v1/me', { headers });
+      unauthorized(r);
+      return r.body.error.message;
+    };
+    assert.equal(await message({}), 'Missing API key: send it as "Authorization: Bearer <API_KEY>".');
+    // A header that holds no single bearer key is told apart from none.
+    for (const authorization of [secret, `Basic ${secret}`, `Bearer ${secret} ${secret}`, 'Bearer', '']) {
+      assert.equal(await message({ authorization }), 'Malformed Authorization header: send one key, as "Authorization: Bearer <API_KEY>".', authorization);
+    }
     unauthorized(await call(t.app, 'GET', '/v1/me', { key: 'not-a-key' }));
     unauthorized(await call(t.app, 'GET', '/v1/me', { key: generateKey() }));
     unauthorized(await call(t.app, 'GET', '/v1/me', { key: secret.slice(0, -1) + (secret.endsWith('A') ? 'B' : 'A') }));

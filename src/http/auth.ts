@@ -41,8 +41,15 @@ export function keyChecks(deps: ServiceDeps & { limiter: Limiter }) {
 
   /** The holder of the request's key; a missing, malformed, revoked or unknown key is 401. */
   async function identify(request: FastifyRequest): Promise<KeyHolder> {
-    const token = bearerToken(request.headers.authorization);
-    if (token === null) throw new Unauthorized('Missing API key: send it as "Authorization: Bearer <API_KEY>".');
+    const header = request.headers.authorization;
+    const token = bearerToken(header);
+    if (token === null) {
+      throw new Unauthorized(
+        header === undefined
+          ? 'Missing API key: send it as "Authorization: Bearer <API_KEY>".'
+          : 'Malformed Authorization header: send one key, as "Authorization: Bearer <API_KEY>".',
+      );
+    }
     // A malformed or mistyped key is refused without a database look-up (DESIGN §2).
     const principal = isWellFormedKey(token) ? await store.findPrincipal(hashKey(token)) : null;
     if (principal === null) throw new Unauthorized();
