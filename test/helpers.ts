@@ -318,7 +318,15 @@ export function logCollector() {
       done();
     },
   });
-  return { stream, text: () => lines.join('') };
+  const text = () => lines.join('');
+  /** The log's lines, parsed; with `reqIdPrefix`, only those of requests whose id starts with it. */
+  const entries = (reqIdPrefix?: string): any[] =>
+    text()
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .filter((l) => reqIdPrefix === undefined || (typeof l.reqId === 'string' && l.reqId.startsWith(reqIdPrefix)));
+  return { stream, text, entries };
 }
 
 /** The Redis the tests use (REDIS_TEST_URL, or the machine's), and why its tests are skipped when none answers. */

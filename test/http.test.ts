@@ -313,12 +313,7 @@ describe('failures and logs', () => {
       const ok = await call(t.app, 'GET', '/v1/me', { key, headers: { 'x-request-id': 'trace-me-1' } });
       const bad = await call(t.app, 'GET', '/v1/documents?limit=0', { key, headers: { 'x-request-id': 'trace-me-2' } });
       assert.deepEqual([ok.status, bad.status], [200, 400]);
-      const lines = logs
-        .text()
-        .trim()
-        .split('\n')
-        .map((l) => JSON.parse(l))
-        .filter((l) => typeof l.reqId === 'string' && l.reqId.startsWith('trace-me-'));
+      const lines = logs.entries('trace-me-');
       assert.deepEqual(
         lines.map((l) => [l.reqId, l.msg, l.method, l.url, l.statusCode, l.level]),
         [
@@ -342,12 +337,7 @@ describe('failures and logs', () => {
       await call(t.app, 'GET', '/v1/documents?q=confidential%20merger&limit=5', { key: secret, headers: { 'x-request-id': 'who-1' } });
       await call(t.app, 'GET', `/v1/chats?%71=secretword&organizationId=${pasted}`, { key: secret, headers: { 'x-request-id': 'who-2' } });
       await call(t.app, 'GET', `/v1/documents/${pasted}`, { headers: { 'x-request-id': 'who-3' } });
-      const lines = logs
-        .text()
-        .trim()
-        .split('\n')
-        .map((l) => JSON.parse(l))
-        .filter((l) => typeof l.reqId === 'string' && l.reqId.startsWith('who-'));
+      const lines = logs.entries('who-');
       assert.deepEqual(
         lines.map((l) => [l.reqId, l.url, l.keyId, l.userId]),
         [
@@ -375,12 +365,7 @@ describe('failures and logs', () => {
       await call(t.app, 'GET', `/v1/me?token=${everyByte}`, { key: secret, headers: { 'x-request-id': 'enc-1' } });
       await call(t.app, 'GET', `/v1/me?token=${pasted.replace('_', '%5f')}`, { key: secret, headers: { 'x-request-id': 'enc-2' } });
       await call(t.app, 'GET', `/v1/documents/${pasted.replace('_', '%5F')}`, { headers: { 'x-request-id': 'enc-3' } });
-      const lines = logs
-        .text()
-        .trim()
-        .split('\n')
-        .map((l) => JSON.parse(l))
-        .filter((l) => typeof l.reqId === 'string' && l.reqId.startsWith('enc-'));
+      const lines = logs.entries('enc-');
       assert.deepEqual(
         lines.map((l) => [l.reqId, l.url]),
         [

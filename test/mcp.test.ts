@@ -608,41 +608,40 @@ describe('MCP access follows the store, request by request', () => {
     }
   });
 
-  it('answers internal_error, saying nothing of the failure, when the store fails', async () => {
+  /**
+   * An MCP client of a server whose store fails `method` with `message`,
+   * and the server's log; the client is closed and the server stopped after `check`.
+   */
+  async function withFailingStore(method: string, message: string, era: Era, check: (client: Client, log: () => string) => Promise<void>) {
     const logs = logCollector();
     const t = await setup({ env: { LOG_LEVEL: 'info' }, deps: { logStream: logs.stream } });
     const failing = new Proxy(t.store, {
-      get: (store, name, receiver) =>
-        name === 'listTemplates' ? () => Promise.reject(new Error('SQLITE_CORRUPT: database disk image is malformed')) : Reflect.get(store, name, receiver),
+      get: (store, name, receiver) => (name === method ? () => Promise.reject(new Error(message)) : Reflect.get(store, name, receiver)),
     });
     const { buildApp } = await import('../src/app.js');
     const app = await buildApp({ config: t.config, store: failing, clock: t.clock, logStream: logs.stream });
     try {
       const base = await app.listen({ port: 0, host: '127.0.0.1' });
-      const client = await connect(base, (await t.make.key((await t.make.user()).id)).secret);
-      const error = failed(await client.callTool({ name: 'list_templates', arguments: {} }), 'internal_error');
-      assert.doesNotMatch(error.message, /SQLITE/);
-      assert.match(logs.text(), /SQLITE_CORRUPT/);
+      const client = await connect(base, (await t.make.key((await t.make.user()).id)).secret, era);
+      await check(client, () => logs.text());
       await client.close();
     } finally {
       await app.close();
       await t.close();
     }
+  }
+
+  it('answers internal_error, saying nothing of the failure, when the store fails', async () => {
+    await withFailingStore('listTemplates', 'SQLITE_CORRUPT: database disk image is malformed', '2025', async (client, log) => {
+      const error = failed(await client.callTool({ name: 'list_templates', arguments: {} }), 'internal_error');
+      assert.doesNotMatch(error.message, /SQLITE/);
+      assert.match(log(), /SQLITE_CORRUPT/);
+    });
   });
 
   for (const era of ERAS) {
     it(`answers a resource read that fails as an internal error, saying nothing of the failure, and logs it (${era})`, async () => {
-      const logs = logCollector();
-      const t = await setup({ env: { LOG_LEVEL: 'info' }, deps: { logStream: logs.stream } });
-      const failing = new Proxy(t.store, {
-        get: (store, name, receiver) =>
-          name === 'getDocument' ? () => Promise.reject(new Error('relation "document_revisions" does not exist')) : Reflect.get(store, name, receiver),
-      });
-      const { buildApp } = await import('../src/app.js');
-      const app = await buildApp({ config: t.config, store: failing, clock: t.clock, logStream: logs.stream });
-      try {
-        const base = await app.listen({ port: 0, host: '127.0.0.1' });
-        const client = await connect(base, (await t.make.key((await t.make.user()).id)).secret, era);
+      await withFailingStore('getDocument', 'relation "document_revisions" does not exist', era, async (client, log) => {
         const uri = 'folio://documents/6f1c1a52-3b0e-4c3e-9a55-2b8f8d1f0c11';
         const refused = await client.readResource({ uri }).then(
           () => assert.fail('the read succeeded'),
@@ -651,12 +650,8 @@ describe('MCP access follows the store, request by request', () => {
         assert.doesNotMatch(refused.message, /relation|document_revisions/);
         assert.match(refused.message, /unexpected error/);
         assert.equal(refused.code, -32603);
-        assert.match(logs.text(), /"level":50.*document_revisions/);
-        await client.close();
-      } finally {
-        await app.close();
-        await t.close();
-      }
+        assert.match(log(), /"level":50.*document_revisions/);
+      });
     });
   }
 });
