@@ -44,6 +44,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Large request bodies being read and handled (src/http/body-budget.ts). */
     bodyBudget: ByteBudget;
+    /** Counts a request answered outside the routes (http/errors.ts), when metrics are recorded (http/metrics.ts). */
+    countUnrouted?: (method: string, status: number) => void;
   }
 }
 

@@ -1,5 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { memoryLimiter } from '../src/rate-limit/limiter.js';
 import { call, setup, TEST_DATABASE } from './helpers.js';
@@ -40,6 +41,14 @@ describe('/metrics and /readyz', () => {
       // Reads: 1 REST, 3 to connect and list nothing but call, 2 tool calls: the limit of 8 is reached by two more.
       for (let i = 0; i < 4; i++) await call(t.app, 'GET', '/v1/me', { key });
       await client.close();
+      // Refused outside the routes: a path that does not decode (before routing), a method the HTTP parser does not know, CONNECT.
+      assert.equal((await t.app.inject({ url: '/v1/documents/%ZZ' })).statusCode, 401);
+      for (const request of ['FROB / HTTP/1.1\r\nHost: x\r\n\r\n', 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n']) {
+        const socket = connect(Number(new URL(base).port), '127.0.0.1');
+        socket.end(request);
+        const answer = (await socket.toArray()).join('');
+        assert.match(answer, /^HTTP\/1\.1 404 /, request);
+      }
 
       const res = await t.app.inject({ url: '/metrics', headers: { authorization: `Bearer ${TOKEN}` } });
       assert.equal(res.statusCode, 200);
@@ -47,6 +56,9 @@ describe('/metrics and /readyz', () => {
       const text = res.body;
       assert.match(text, /^folio_http_requests_total\{route="\/v1\/documents\/:id",method="GET",status="200"\} 1$/m);
       assert.match(text, /^folio_http_requests_total\{route="unmatched",method="GET",status="404"\} 1$/m);
+      assert.match(text, /^folio_http_requests_total\{route="unrouted",method="GET",status="401"\} 1$/m);
+      assert.match(text, /^folio_http_requests_total\{route="unrouted",method="",status="404"\} 1$/m);
+      assert.match(text, /^folio_http_requests_total\{route="unrouted",method="CONNECT",status="404"\} 1$/m);
       assert.match(text, /^folio_http_requests_total\{route="\/v1\/me",method="GET",status="429"\} [1-9]/m);
       assert.match(text, /^folio_http_request_duration_seconds_count\{route="\/v1\/documents\/:id",method="GET"\} 1$/m);
       assert.match(text, /^folio_rate_limit_refusals_total\{class="read"\} [1-9]/m);

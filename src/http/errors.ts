@@ -146,6 +146,7 @@ export function answerFrameworkError(guards: RouteGuards) {
     const { method, url } = request;
     const fields = { method, url: loggedUrl(url), statusCode: error.status, remoteAddress: request.ip, keyId: request.caller?.keyId, userId: request.caller?.userId };
     request.log.info(fields, 'request refused before routing');
+    request.server.countUnrouted?.(method, error.status);
     reply.code(error.status).header('x-request-id', request.id).headers(error.headers).send(error.toBody());
   };
 }
@@ -174,7 +175,8 @@ export function answerClientError(this: FastifyInstance, err: Error & { code?: s
   const error =
     (err.code === undefined ? undefined : PARSER_ERRORS[err.code]?.(err)) ??
     new InvalidRequest('The request is not valid HTTP: check its request line and headers.');
-  answerOnSocket(this, socket, error, { code: err.code }, 'request refused by the HTTP parser');
+  // The method of a request the parser could not read is unknown.
+  answerOnSocket(this, socket, error, { code: err.code }, 'request refused by the HTTP parser', '');
   socket.destroy(err);
 }
 
@@ -197,17 +199,18 @@ export function answerBeforeFastify(app: FastifyInstance): void {
     socket.setTimeout(CONNECT_ANSWER_TIMEOUT_MS, () => socket.destroy());
     if (socket.destroyed) return;
     const fields = { method: req.method, url: loggedUrl(req.url ?? ''), remoteAddress: socket.remoteAddress };
-    answerOnSocket(app, socket, new NotFound('No endpoint answers this method.'), fields, 'request refused before routing');
+    answerOnSocket(app, socket, new NotFound('No endpoint answers this method.'), fields, 'request refused before routing', 'CONNECT');
     socket.destroySoon();
   });
   app.server.on('checkExpectation', (req, res) => app.server.emit('request', req, res));
 }
 
-/** Writes `error` in the envelope straight to the socket, with a request id and a log line, and asks to close the connection. */
-function answerOnSocket(app: FastifyInstance, socket: Socket, error: ApiError, fields: object, message: string): void {
+/** Writes `error` in the envelope straight to the socket, with a request id, a log line and a count, and asks to close the connection. */
+function answerOnSocket(app: FastifyInstance, socket: Socket, error: ApiError, fields: object, message: string, method: string): void {
   const body = JSON.stringify(error.toBody());
   const id = randomUUID();
   app.log.info({ reqId: id, statusCode: error.status, ...fields }, message);
+  app.countUnrouted?.(method, error.status);
   // As Node does: not into the middle of a response going out on this connection.
   const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean; writableEnded?: boolean } | null })._httpMessage;
   if (socket.writable && !(inFlight?.headersSent && !inFlight.writableEnded)) {

@@ -11,7 +11,7 @@ export interface FolioMetrics {
   /** The limiter, counting its refusals. */
   counting(limiter: Limiter): Limiter;
   toolCall(tool: string, outcome: string): void;
-  /** Counts every answered request, and serves `GET /metrics` to `Authorization: Bearer <METRICS_TOKEN>`. */
+  /** Counts every answered request (those outside the routes through app.countUnrouted), and serves `GET /metrics` to `Authorization: Bearer <METRICS_TOKEN>`. */
   serve(app: FastifyInstance): void;
 }
 
@@ -104,6 +104,8 @@ export function folioMetrics(store: Store, token: string | null): FolioMetrics {
       toolCalls.inc({ tool, outcome });
     },
     serve(app: FastifyInstance): void {
+      // Requests answered outside the routes (refused before routing, or by the HTTP parser: errors.ts), under `unrouted`.
+      app.decorate('countUnrouted', (method: string, status: number) => requests.inc({ route: 'unrouted', method, status: String(status) }));
       // Every answered request, under its route pattern (`unmatched` for paths no route answers).
       app.addHook('onResponse', (request, reply, done) => {
         const route = request.routeOptions.url ?? 'unmatched';
