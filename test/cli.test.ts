@@ -160,6 +160,7 @@ describe('folio command line', () => {
     const tp = await json(env, 'project', 'create', '--user', owner.id, '--name', 'Team P', '--org', team.id);
     assert.deepEqual(await json(env, 'project', 'share', p.id, mate.id), { ok: true });
     assert.deepEqual(await json(env, 'project', 'share', tp.id, mate.id), { ok: true });
+    await fails(env, new RegExp(`^folio: project ${p.id} is already shared with user ${mate.id}$`), 'project', 'share', p.id, mate.id);
     await fails(env, /not a member/, 'project', 'share', tp.id, outsider.id);
     await fails(env, /not a member/, 'project', 'create', '--user', outsider.id, '--name', 'X', '--org', team.id);
     await fails(env, /unknown project id/, 'project', 'share', 'prj_nope', mate.id);

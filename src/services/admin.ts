@@ -220,7 +220,8 @@ export function adminService(deps: Pick<ServiceDeps, 'store' | 'clock' | 'config
       if (p.workspaceId.startsWith('org_') && !(await store.isMember(p.workspaceId, userId))) {
         throw new UsageError(`user ${userId} is not a member of organization ${p.workspaceId}, which owns project ${projectId}`);
       }
-      await store.shareProject(projectId, userId);
+      // As addMember: a share that is already there is refused, not made again.
+      if (!(await store.shareProject(projectId, userId))) throw new UsageError(`project ${projectId} is already shared with user ${userId}`);
     },
 
     async createTemplate(input: {
