@@ -400,6 +400,21 @@ describe('folio command line', () => {
     }
   });
 
+  it('leaves the built-in templates of a database that has some as they are, its default included', async (t) => {
+    const shared = await otherDatabase();
+    t.after(() => shared.drop());
+    await json(shared.env, 'migrate');
+    const ours = await json(shared.env, 'template', 'create', '--title', 'House style', '--system', '--default');
+    const demo = await json(shared.env, 'demo');
+    const store = await openStore(shared.config);
+    try {
+      const builtIn = (await store.listTemplates({ userId: demo.userId, orgId: null }, true, 100)).filter((x) => x.isSystem);
+      assert.deepEqual(builtIn.map((x) => [x.id, x.title, x.isDefault]), [[ours.id, 'House style', true]]);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('refuses to make the demo workspace where it cannot make all of it, writing nothing', async (t) => {
     const taken = await otherDatabase();
     t.after(() => taken.drop());

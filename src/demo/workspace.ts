@@ -34,7 +34,7 @@ async function ensureInTransaction(admin: AdminService, store: Store) {
       `${DEMO_EMAIL} is already the e-mail of a user who is not the demo's (the demo workspace has no teammate ${TEAMMATE_EMAIL} here); nothing was created (the demo is for a database of its own)`,
     );
   }
-  const userId = existing?.id ?? (await createDemoWorkspace(admin));
+  const userId = existing?.id ?? (await createDemoWorkspace(admin, store));
   const read = await admin.createKey({ userId, name: 'demo read key', write: false });
   const write = await admin.createKey({ userId, name: 'demo write key', write: true });
   // The demo user's team, as their key sees it.
@@ -42,7 +42,7 @@ async function ensureInTransaction(admin: AdminService, store: Store) {
   return { userId, key: read.key, writeKey: write.key, teamId, created: existing === null };
 }
 
-async function createDemoWorkspace(admin: AdminService): Promise<string> {
+async function createDemoWorkspace(admin: AdminService, store: Store): Promise<string> {
   const ada = await admin.createUser({ email: DEMO_EMAIL, name: 'Ada Demo', plan: 'pro_monthly' });
   const grace = await admin.createUser({ email: TEAMMATE_EMAIL, name: 'Grace Teammate', plan: 'free' });
   const team = await admin.createOrg({ name: 'Acme Research', plan: 'team_monthly' });
@@ -54,8 +54,12 @@ async function createDemoWorkspace(admin: AdminService): Promise<string> {
   const journal = await admin.createProject({ userId: ada.id, name: 'Private journal', description: 'Only Ada sees this' });
   const roadmap = await admin.createProject({ userId: ada.id, orgId: team.id, name: 'Roadmap (private)', description: 'A team project not shared with anyone' });
 
-  await admin.createTemplate({ title: 'Meeting notes', description: 'Attendees, agenda, decisions, actions', system: true, isDefault: true });
-  await admin.createTemplate({ title: 'Project brief', description: 'Problem, goals, non-goals, plan', system: true, isDefault: false });
+  // Built-in templates are everyone's: a database that has some keeps them, and its default.
+  const builtIn = await store.listTemplates({ userId: ada.id, orgId: null }, true, 1);
+  if (builtIn.length === 0) {
+    await admin.createTemplate({ title: 'Meeting notes', description: 'Attendees, agenda, decisions, actions', system: true, isDefault: true });
+    await admin.createTemplate({ title: 'Project brief', description: 'Problem, goals, non-goals, plan', system: true, isDefault: false });
+  }
   await admin.createTemplate({ title: 'Incident postmortem', description: 'Impact, timeline, causes, follow-ups', orgId: team.id, userId: ada.id, system: false, isDefault: true });
   await admin.createTemplate({ title: 'Weekly review', description: 'Done, next, blocked', userId: ada.id, system: false, isDefault: true });
 
