@@ -20,16 +20,12 @@ export function loggerOptions(level: string, stream?: DestinationStream) {
  * percent-encoded (`fol%5F…`, `%41` for `A`), as a client's URL encoder may
  * write them: the server reads both as the same key.
  */
-const KEY_SHAPED =
-  /(?:f|%[46]6)(?:o|%[46]f)(?:l|%[46]c)(?:_|%5f)(?:[0-9a-z]|%3[0-9]|%[46][1-9a-f]|%[57][0-9a]){20,}/gi;
+const KEY_SHAPE = /(?:f|%[46]6)(?:o|%[46]f)(?:l|%[46]c)(?:_|%5f)(?:[0-9a-z]|%3[0-9]|%[46][1-9a-f]|%[57][0-9a]){20,}/i;
+/** KEY_SHAPE, every occurrence (for replace). */
+const KEY_SHAPED = new RegExp(KEY_SHAPE.source, 'gi');
 
-/** Whether `text` holds anything shaped like a Folio key, as KEY_SHAPED finds one. */
-export function holdsKeyShape(text: string): boolean {
-  KEY_SHAPED.lastIndex = 0;
-  const found = KEY_SHAPED.test(text);
-  KEY_SHAPED.lastIndex = 0;
-  return found;
-}
+/** Whether `text` holds anything shaped like a Folio key. */
+export const holdsKeyShape = (text: string): boolean => KEY_SHAPE.test(text);
 
 /**
  * A request's URL as the log shows it: a key pasted into a path or a query

@@ -41,14 +41,14 @@ const SET_UP = 'create it with "folio migrate" (or "folio demo"), or point DATAB
 /** Opens the store named by the configuration, its schema brought up to date. */
 export async function openStore(config: Pick<Config, 'database'>, options: OpenOptions = {}): Promise<Store> {
   const { database } = config;
-  const { create = true, ...sqliteOptions } = options;
+  const { create = true, answerWithinMs, ...sqliteOptions } = options;
   if (database.kind === 'postgres') {
     try {
       return await openPostgresStore(database.url, {
         poolMax: database.poolMax,
         onMigrate: options.onMigrate,
         onReindex: options.onReindex,
-        answerWithinMs: options.answerWithinMs,
+        answerWithinMs,
         create,
       });
     } catch (err) {

@@ -15,7 +15,7 @@ export function registerDoc(program: Command, ctx: CliContext): void {
     .option('--file <path>', 'read the Markdown content from this file (UTF-8)')
     .option('--org <orgId>', 'create it in this organization')
     .option('--project <projectId>', 'put it in this project')
-    .option('--thread <chatId>', 'the chat thread it was created in')
+    .option('--thread <chatId>', 'the chat thread it was created in: one in its project, or outside projects with it')
     .option('--json', 'print one JSON object')
     .action(
       async (
