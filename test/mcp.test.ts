@@ -688,6 +688,28 @@ describe('MCP rate limits are the REST API\'s', () => {
       await t.close();
     }
   });
+
+  it('counts a read key\'s call of a write tool as a read: its scope refuses it before any limit of writes', async () => {
+    const t = await serve({ READ_LIMIT_PER_MIN: '5', WRITE_LIMIT_PER_MIN: '1' });
+    try {
+      const user = await t.make.user();
+      const key = (await t.make.key(user.id)).secret;
+      const client = await connect(t.base, key);
+      const create = { name: 'create_document', arguments: { title: 'One', contentMarkdown: 'x' } };
+      for (let i = 0; i < 2; i++) {
+        const refused = await client.callTool(create).then((r) => JSON.stringify(r), (err: Error) => err.message);
+        assert.match(refused, /create_document/);
+        assert.doesNotMatch(refused, /rate_limited|rate limit/i);
+      }
+      // Two reads to connect, two refused calls: one read is left.
+      const res = await call(t.app, 'GET', '/v1/me', { key });
+      assert.equal(res.status, 200);
+      assert.equal(res.headers['ratelimit-remaining'], '0');
+      await client.close();
+    } finally {
+      await t.close();
+    }
+  });
 });
 
 describe('edit_document under concurrent writers', () => {

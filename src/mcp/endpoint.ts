@@ -29,9 +29,10 @@ declare module 'fastify' {
  *
  * The key is checked before the body is read (401 with
  * `WWW-Authenticate: Bearer`). Every POST counts once against the key's
- * REST rate limits: a call of a write tool as a write, anything else as a
- * read. A refused tool call is a tool result (src/mcp/server.ts); a refused
- * request of any other kind is the HTTP status, in the error envelope.
+ * REST rate limits: a write key's call of a write tool as a write, anything
+ * else as a read. A refused tool call is a tool result (src/mcp/server.ts);
+ * a refused request of any other kind is the HTTP status, in the error
+ * envelope.
  */
 export const mcpEndpoint: FastifyPluginAsync<{ servers: McpServers; checks: ReturnType<typeof keyChecks> }> = async (app, { servers, checks }) => {
   const modern = createMcpHandler((context) => servers.build(callOf(context.authInfo)), {
@@ -86,7 +87,7 @@ export const mcpEndpoint: FastifyPluginAsync<{ servers: McpServers; checks: Retu
       // JSON-RPC batches left MCP with its 2025-06-18 revision; one message per POST is also one count per message.
       const batch = Array.isArray(request.body);
       const toolCall = batch ? undefined : toolCallIn(request.body);
-      const rate = await admit(request, reply, servers.isWriteTool(toolCall) ? 'write' : 'read', toolCall !== undefined);
+      const rate = await admit(request, reply, servers.countsAsWrite(toolCall, holder.scopes) ? 'write' : 'read', toolCall !== undefined);
       if (batch) throw new InvalidRequest('Send one JSON-RPC message per request: batches are not accepted (MCP 2025-06-18 and later have none).');
       const call: McpCall = { holder, rate, log: request.log };
       const webRequest = asWebRequest(request);

@@ -116,8 +116,13 @@ export function mcpServers(services: Services, version: string, onToolCall: (too
   }
 
   return {
-    /** Whether a call of the tool `name` counts as a write (DESIGN §6). */
-    isWriteTool: (name: unknown) => typeof name === 'string' && writeTools.has(name),
+    /**
+     * Whether a call of the tool `name` by a key of `scopes` counts as a
+     * write (DESIGN §6). A read key's call of a write tool is refused by its
+     * scope, which DESIGN §2 checks before the rate limit: it counts as the
+     * read any other refused request is, and spends none of the key's writes.
+     */
+    countsAsWrite: (name: unknown, scopes: readonly string[]) => typeof name === 'string' && writeTools.has(name) && scopes.includes(WRITE_SCOPE),
 
     /** The MCP server for one request: the tools the key's scopes allow, and the document resources. */
     build(call: McpCall): McpServer {
