@@ -123,10 +123,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     // RFC 9112 §3.2: a server answers 400 to an HTTP/1.1 request without
-    // one. (Requests refused before routing, answerFrameworkError, and
-    // CONNECT, answered outside Fastify, get their own refusal instead.)
+    // one, and to any request with more than one, which Node reads as its
+    // first alone while a proxy in front may have read another. (Requests
+    // refused before routing, answerFrameworkError, and CONNECT, answered
+    // outside Fastify, get their own refusal instead.)
     if (request.raw.headers.host === undefined && request.raw.httpVersionMinor === 1 && request.raw.httpVersionMajor === 1) {
       reply.code(400).send(new InvalidRequest('The request has no Host header, which HTTP/1.1 requires.').toBody());
+      return;
+    }
+    if (hostLines(request.raw.rawHeaders) > 1) {
+      reply.code(400).send(new InvalidRequest('The request has more than one Host header; HTTP allows one.').toBody());
       return;
     }
     done();
@@ -180,4 +186,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   );
 
   return app;
+}
+
+/** How many Host lines a request's header holds (`rawHeaders` alternates names and values). */
+function hostLines(rawHeaders: readonly string[]): number {
+  let n = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!;
+    if (name.length === 4 && name.toLowerCase() === 'host') n++;
+  }
+  return n;
 }

@@ -134,6 +134,9 @@ describe('HTTP basics', () => {
         [`${asked('CONNECT /v1/me HTTP/1.1')}\r\n`, 404, 'not_found'],
         [`CONNECT 127.0.0.1:443 HTTP/1.1\r\nHost: 127.0.0.1:443\r\n\r\n`, 404, 'not_found'],
         [`GET /v1/me HTTP/1.1\r\nAuthorization: Bearer ${key}\r\n\r\n`, 400, 'invalid_request'],
+        // Two Host lines (RFC 9112 §3.2), whatever their case and order: Node read the first alone and served it.
+        [`${asked('GET /v1/me HTTP/1.1')}host: y\r\n\r\n`, 400, 'invalid_request'],
+        [`GET /v1/me HTTP/1.0\r\nHOST: a\r\nAuthorization: Bearer ${key}\r\nHost: b\r\n\r\n`, 400, 'invalid_request'],
       ] as const) {
         const res = await rawExchange(port, request);
         const what = request.slice(0, 40);
