@@ -427,6 +427,39 @@ describe('MCP endpoint: HTTP', () => {
     }
   });
 
+  it('ignores an unknown argument however deeply it nests, as REST ignores an unknown body field', async () => {
+    const writeKey = (await t.make.key((await t.make.user()).id, { write: true })).secret;
+    const depth = 10_000;
+    const args = `{"title":"Deep","contentMarkdown":"Kept.","extra":${'{"x":'.repeat(depth)}1${'}'.repeat(depth)}}`;
+    const rest = await fetch(`${t.base}/v1/documents`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${writeKey}`, 'content-type': 'application/json' },
+      body: args,
+    });
+    assert.equal(rest.status, 201);
+    const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+    for (const era of ['2025-06-18', '2026-07-28']) {
+      const modern = era === '2026-07-28';
+      // Written out: JSON.stringify of a value nested this deep may run out of stack itself.
+      const params = `{${modern ? `"_meta":${JSON.stringify(meta)},` : ''}"name":"create_document","arguments":${args}}`;
+      const res = await fetch(`${t.base}/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${writeKey}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': era,
+          ...(modern ? { 'mcp-method': 'tools/call', 'mcp-name': 'create_document' } : {}),
+        },
+        body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":${params}}`,
+      });
+      assert.equal(res.status, 200, era);
+      const { result } = (await res.json()) as { result: ToolResult };
+      assert.notEqual(result.isError, true, `${era}: ${JSON.stringify(result.structuredContent)}`);
+      assert.equal((result.structuredContent as { title: string }).title, 'Deep');
+    }
+  });
+
   it('answers GET and DELETE with 405 and Allow: POST, in the envelope', async () => {
     for (const method of ['GET', 'DELETE']) {
       const res = await fetch(`${t.base}/mcp`, { method, headers: { authorization: `Bearer ${key}` } });

@@ -71,7 +71,11 @@ export function mcpServers(services: Services, version: string, onToolCall: (too
   async function callTool(t: (typeof tools)[number], call: McpCall, args: unknown): Promise<CallToolResult> {
     const refusal = call.holder.plan === null ? new PlanRequired() : call.rate?.allowed === false ? new RateLimited(call.rate.resetSeconds, {}) : null;
     if (refusal) return failure(refusal);
-    const input = structuredClone(args ?? {});
+    // A copy for validation to fill defaults into, which the tools' schemas
+    // have at the top level only: a shallow one, since a deep copy walks
+    // unknown arguments too, which DESIGN §3 ignores however deeply they
+    // nest, and runs out of stack on one nested a few thousand levels deep.
+    const input = { ...(args ?? {}) };
     if (!t.validate(input)) return failure(new InvalidRequest(describeInvalid(t.validate.errors ?? [], 'arguments')));
     const result = await t.run({ ...call.holder, plan: call.holder.plan } as Caller, input as StaticDecode<TSchema>);
     const { json, extra } = t.text?.(result) ?? { json: result };
