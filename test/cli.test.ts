@@ -562,6 +562,16 @@ describe('folio command line', () => {
     assert.match(r.stderr, /^folio: DATABASE_URL: /);
   });
 
+  it('refuses sqlite::memory:, where what it wrote would be gone when it ends, rather than report a user or a key made', async () => {
+    const memory = { DATABASE_URL: 'sqlite::memory:' };
+    for (const argv of [['migrate'], ['demo'], ['user', 'create', '--email', 'gone@example.com'], ['user', 'list'], ['org', 'create', '--name', 'Gone'], ['revisions', 'prune', '--keep', '1']]) {
+      const r = await folio(memory, ...argv, '--json');
+      assert.equal(r.code, 1, argv.join(' '));
+      assert.equal(r.stdout, '', `${argv.join(' ')}: nothing reported made`);
+      assert.match(r.stderr, /^folio: DATABASE_URL: sqlite::memory: is a database in one process's memory, which no other process can read: /, argv.join(' '));
+    }
+  });
+
   it('stops with a message naming DATABASE_URL when its file is no database or cannot be opened', sqliteOnly('about SQLite files'), async () => {
     const notADatabase = join(dir, 'notes.txt');
     writeFileSync(notADatabase, 'not a database, just notes\n'.repeat(200));
