@@ -2,7 +2,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import fs, { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -91,6 +92,35 @@ describe('folio backup FILE', () => {
     assert.equal(readFileSync(existing, 'utf8'), 'keep me');
     assert.equal(readlinkSync(dangling), join(dir, 'nowhere'));
     assert.deepEqual(leftovers(), ['copy.db', 'dangling.db', 'existing.db', 'relative.db']);
+  });
+
+  it('writes the copy onto a file system without hard links (exFAT, FAT), still never over a file that exists', async () => {
+    // Such a file system refuses link(2) with EPERM, as exFAT does on a removable disk.
+    const link = fs.linkSync;
+    fs.linkSync = () => {
+      throw Object.assign(new Error('EPERM: operation not permitted, link'), { code: 'EPERM', syscall: 'link' });
+    };
+    syncBuiltinESMExports();
+    try {
+      const target = join(dir, 'removable.db');
+      const r = await folio(env, 'backup', target, '--json');
+      assert.equal(r.code, 0, r.stderr);
+      assert.deepEqual(JSON.parse(r.stdout), { file: target, bytes: statSync(target).size });
+      const copy = new Database(target, { readonly: true });
+      try {
+        assert.deepEqual(copy.prepare('SELECT email FROM users').pluck().all(), ['ada@example.com']);
+      } finally {
+        copy.close();
+      }
+      const again = await folio(env, 'backup', target, '--json');
+      assert.equal(again.code, 1);
+      assert.equal(again.stderr, `folio: "${target}" already exists; folio backup never overwrites a file: name a new one, or remove that one first`);
+      assert.deepEqual(leftovers(), ['copy.db', 'dangling.db', 'existing.db', 'relative.db', 'removable.db'], 'no temporary file is left');
+      rmSync(target);
+    } finally {
+      fs.linkSync = link;
+      syncBuiltinESMExports();
+    }
   });
 
   it('never creates the database: pointed at a missing file, or at one that is no database, it stops naming it and writes nothing', async () => {

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { closeSync, existsSync, fsyncSync, linkSync, lstatSync, openSync, rmSync, statSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, linkSync, lstatSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { ConfigError } from '../../config.js';
 import { UsageError } from '../../errors.js';
@@ -17,8 +17,8 @@ export interface BackupResult {
  * exist yet, with SQLite's online backup, while servers go on writing to
  * the database. The copy holds one state of the database: every commit made
  * before the backup began, none made after. It is written under a temporary
- * name beside `target` and linked to it once whole, so that a backup that fails
- * or is interrupted never leaves a partial file under `target`'s name.
+ * name beside `target` and given its name once whole, so that a backup that
+ * fails or is interrupted never leaves a partial file under `target`'s name.
  */
 export async function backupDatabase(source: string, target: string): Promise<BackupResult> {
   const file = resolve(target);
@@ -48,12 +48,9 @@ export async function backupDatabase(source: string, target: string): Promise<Ba
     db.close();
   }
   try {
-    // A link, unlike a rename, fails if another process made the file
-    // meanwhile (EEXIST), which is then left alone.
-    linkSync(partial, file);
+    giveName(partial, file);
   } catch (err) {
     removePartial(partial);
-    if ((err as { code?: unknown }).code === 'EEXIST') refuseExisting(file);
     throw err;
   }
   removePartial(partial);
@@ -67,6 +64,30 @@ export async function backupDatabase(source: string, target: string): Promise<Ba
   }
   return { file, bytes: statSync(file).size };
 }
+
+/**
+ * Gives the whole copy `partial` the name `file`. A link, unlike a rename,
+ * fails if another process made the file meanwhile (EEXIST), which is then
+ * left alone. File systems without hard links (exFAT and FAT, as on most
+ * removable disks, and some network shares) refuse the link itself; the copy
+ * is renamed there instead, once `file` is found still missing: only a file
+ * made under that very name in the instant between the two would be replaced.
+ */
+function giveName(partial: string, file: string): void {
+  try {
+    linkSync(partial, file);
+    return;
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    if (code === 'EEXIST') refuseExisting(file);
+    if (typeof code !== 'string' || !NO_HARD_LINKS.has(code)) throw err;
+  }
+  refuseExisting(file);
+  renameSync(partial, file);
+}
+
+/** link(2)'s answers on a file system that makes no hard links. */
+const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']);
 
 function refuseExisting(file: string): void {
   // lstat, not exists: a link to nowhere is not to be replaced either.
