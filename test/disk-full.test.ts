@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { run } from '../src/cli/program.js';
 import { openSqliteStore } from '../src/store/sqlite/store.js';
 import type { Store, Viewer } from '../src/store/store.js';
 import { segments, walState } from './helpers.js';
@@ -83,6 +84,14 @@ async function fillAndFree(dir: string): Promise<void> {
     const stuck = walState(file);
     assert.ok(stuck.copied < stuck.frames, `the log is not checkpointed while the disk is full (${stuck.copied} of ${stuck.frames} frames)`);
 
+    // The folio command names the file and says what to do, rather than "unexpected error".
+    const many = Array.from({ length: 400_000 }, (_, i) => `w${i}`).join(' ');
+    const refused = await folio(file, 'doc', 'create', '--user', user.id, '--title', 'Too big', '--content', many);
+    assert.deepEqual(
+      [refused.code, refused.stderr],
+      [1, `folio: the database file "${file}" could not be written (database or disk is full): its disk is full: free space on it, then try again`],
+    );
+
     unlinkSync(filler);
     for (let i = 0; i < 5; i++) await writeNote(store, viewer, written++, now);
     // The thread merges only once no write has come for idleMs: not yet.
@@ -103,10 +112,26 @@ async function fillAndFree(dir: string): Promise<void> {
   } finally {
     await reopened.close();
   }
+  // Closed cleanly, the database has no -shm file, which opening it makes: on a
+  // full disk SQLite says only "disk I/O error", and Folio says why.
+  fill(filler);
+  const unopened = await folio(file, 'user', 'list');
+  assert.deepEqual(
+    [unopened.code, unopened.stderr],
+    [1, `folio: DATABASE_URL: cannot open the database file "${file}": disk I/O error; its disk is full: free space on it, then try again`],
+  );
+  unlinkSync(filler);
+}
+
+/** Runs `folio …` in process on the SQLite database `file`. */
+async function folio(file: string, ...argv: string[]) {
+  const err: string[] = [];
+  const code = await run(argv, { out: () => {}, err: (s) => err.push(s), env: { DATABASE_URL: `sqlite:${file}` } });
+  return { code, stderr: err.join('\n') };
 }
 
 describe('a full disk', () => {
-  it('pauses the background checkpoints and index merging, which resume without a restart once space is freed', async (t) => {
+  it('pauses the background checkpoints and index merging, which resume without a restart once space is freed; the folio command says the disk is full', async (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'folio-disk-full-'));
     try {
       if (mountTmpfs(dir)) {

@@ -3,6 +3,7 @@ import { ConfigError } from '../config.js';
 import { UsageError } from '../errors.js';
 import { isStoreBusy } from '../store/open.js';
 import { LOCK_WAIT_MS } from '../store/lock-wait.js';
+import { FULL_DISK, isDiskFull, isSqliteError } from '../store/sqlite/database.js';
 import { cliContext, type CliIo } from './context.js';
 import { FOLIO_VERSION } from '../version.js';
 import { registerServe } from './commands/serve.js';
@@ -81,6 +82,14 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
           : 'another process held its write lock';
       io.err(`folio: the database is busy: ${held} for more than ${LOCK_WAIT_MS / 1000} s (a long write, or one left open); try again`);
       return 1;
+    }
+    // An SQLite error comes from a store that is open: the configuration was read.
+    if (isSqliteError(err)) {
+      const { database } = ctx.config();
+      if (database.kind === 'sqlite' && isDiskFull(err, database.file)) {
+        io.err(`folio: the database file "${database.file}" could not be written (${err.message}): ${FULL_DISK}`);
+        return 1;
+      }
     }
     io.err(`folio: unexpected error: ${err instanceof Error ? err.message : String(err)}`);
     return 1;

@@ -4,7 +4,7 @@ import { openPostgresStore } from './postgres/store.js';
 import { existsSync } from 'node:fs';
 import { isLockTimeout, postgresName, Unreachable } from './postgres/database.js';
 import { NoSchema } from './postgres/migrate.js';
-import { isBusy, isOpenRefusal } from './sqlite/database.js';
+import { FULL_DISK, isBusy, isDiskFull, isOpenRefusal } from './sqlite/database.js';
 import { openSqliteStore, type SqliteStoreOptions } from './sqlite/store.js';
 import type { Store } from './store.js';
 
@@ -63,7 +63,10 @@ export async function openStore(config: Pick<Config, 'database'>, options: OpenO
     return openSqliteStore(database.file, sqliteOptions);
   } catch (err) {
     // Another process's write lock held too long is no fault of the URL's (the command line says so: program.ts).
-    if (isOpenRefusal(err)) throw new ConfigError('DATABASE_URL', `cannot open the database file "${database.file}": ${(err as Error).message}`);
+    if (isOpenRefusal(err)) {
+      const full = isDiskFull(err, database.file) ? `; ${FULL_DISK}` : '';
+      throw new ConfigError('DATABASE_URL', `cannot open the database file "${database.file}": ${(err as Error).message}${full}`);
+    }
     throw newerSchema(err) ?? err;
   }
 }

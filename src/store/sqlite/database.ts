@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, statfsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { foldTitle, searchText } from '../../domain/search.js';
 import { LOCK_WAIT_MS } from '../lock-wait.js';
@@ -23,6 +23,37 @@ export function isBusy(err: unknown): boolean {
 export function isOpenRefusal(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
   return typeof code === 'string' && /^(SQLITE_|E[A-Z]+$)/.test(code) && !isBusy(err);
+}
+
+/** What to do about a full disk, as the command line and the server's start say it. */
+export const FULL_DISK = 'its disk is full: free space on it, then try again';
+
+/** An SQLite error's primary code (SQLITE_IOERR for SQLITE_IOERR_SHMSIZE), or null. */
+function primaryCode(err: unknown): string | null {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('SQLITE_') ? code.replace(/^(SQLITE_[A-Z]+)_.*$/, '$1') : null;
+}
+
+/** True for an error SQLite raised. */
+export function isSqliteError(err: unknown): err is Error {
+  return err instanceof Error && primaryCode(err) !== null;
+}
+
+/**
+ * Whether SQLite failed for want of room on the disk of `file`: SQLITE_FULL,
+ * or an I/O error where less than a megabyte is left (SQLite says only
+ * "disk I/O error" when it cannot make the -shm file at open).
+ */
+export function isDiskFull(err: unknown, file: string): boolean {
+  const code = primaryCode(err);
+  if (code === 'SQLITE_FULL') return true;
+  if (code !== 'SQLITE_IOERR' || file === ':memory:') return false;
+  try {
+    const disk = statfsSync(dirname(file));
+    return disk.bavail * disk.bsize < 1024 * 1024;
+  } catch {
+    return false;
+  }
 }
 
 /**
