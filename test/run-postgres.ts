@@ -13,6 +13,7 @@ import { createTestDatabase, postgresUrl, POSTGRES_SKIPPED } from './postgres.js
 const NOT_IN_THIS_RUN = new Set([
   'checkpointer.test.ts',
   'disk-full.test.ts',
+  'read-only.test.ts',
   'group-commit.test.ts',
   'index-merging.test.ts',
   'migrations.test.ts',

@@ -4,7 +4,7 @@ import { openPostgresStore } from './postgres/store.js';
 import { existsSync } from 'node:fs';
 import { isLockTimeout, postgresName, Unreachable } from './postgres/database.js';
 import { NoSchema } from './postgres/migrate.js';
-import { FULL_DISK, isBusy, isDiskFull, isOpenRefusal } from './sqlite/database.js';
+import { FULL_DISK, isBusy, isDiskFull, isOpenRefusal, unwritable } from './sqlite/database.js';
 import { openSqliteStore, type SqliteStoreOptions } from './sqlite/store.js';
 import type { Store } from './store.js';
 
@@ -59,6 +59,9 @@ export async function openStore(config: Pick<Config, 'database'>, options: OpenO
   if (!create && database.file !== ':memory:' && !existsSync(database.file)) {
     throw new ConfigError('DATABASE_URL', `the database file "${database.file}" does not exist; ${SET_UP}`);
   }
+  // Opened all the same, a file Folio may only read would serve reads and fail every write.
+  const cannotWrite = database.file === ':memory:' ? null : unwritable(database.file);
+  if (cannotWrite !== null) throw new ConfigError('DATABASE_URL', `cannot write the database file "${database.file}": ${cannotWrite}`);
   try {
     return openSqliteStore(database.file, sqliteOptions);
   } catch (err) {

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { mkdirSync, statfsSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, statfsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { foldTitle, searchText } from '../../domain/search.js';
 import { LOCK_WAIT_MS } from '../lock-wait.js';
@@ -54,6 +54,36 @@ export function isDiskFull(err: unknown, file: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * Why this process cannot write the database `file` or, beside it, the
+ * -wal and -shm files SQLite makes there: the file or its folder is on a
+ * read-only file system, or this user may not write it. SQLite opens a file
+ * it may only read without a word, and only the writes fail after. Null when
+ * both may be written, or when the folder does not exist yet (it is made).
+ */
+export function unwritable(file: string): string | null {
+  const folder = dirname(file);
+  const user = process.getuid === undefined ? 'this user' : `this user (uid ${process.getuid()})`;
+  const places = [
+    { path: file, readOnly: 'it is on a read-only file system', denied: `${user} may not write it` },
+    {
+      path: folder,
+      readOnly: `its folder "${folder}" is on a read-only file system`,
+      denied: `${user} may not write its folder "${folder}", where SQLite makes the -wal and -shm files beside it`,
+    },
+  ];
+  for (const { path, readOnly, denied } of places) {
+    try {
+      accessSync(path, constants.W_OK);
+    } catch (err) {
+      const code = (err as { code?: unknown }).code;
+      if (code === 'EROFS') return readOnly;
+      if (code === 'EACCES' || code === 'EPERM') return denied;
+    }
+  }
+  return null;
 }
 
 /**
