@@ -21,7 +21,7 @@ import pg from 'pg';
 import { migrations as sqliteMigrations } from '../src/store/sqlite/migrations.js';
 import { migrations as postgresMigrations } from '../src/store/postgres/migrations.js';
 import { call, freshDatabase, queryRows, sqliteFile, TEST_DATABASE, testConfig } from './helpers.js';
-import { describeOrSkip } from './postgres.js';
+import { createTestDatabase, describeOrSkip, POSTGRES_SKIPPED, postgresUrl } from './postgres.js';
 
 /**
  * The `folio` environment of a test database: its DATABASE_URL names an
@@ -794,6 +794,39 @@ describeOrSkip('folio and a PostgreSQL server it cannot use', TEST_DATABASE === 
     }
   });
 });
+
+// A database of its own on the test server, whose connections are made read-only by their options: the SQLite run tests it once.
+const readOnlyServer = await postgresUrl();
+describeOrSkip(
+  'folio and a PostgreSQL database that takes read-only transactions only',
+  TEST_DATABASE === 'postgres' ? 'tested in the SQLite run' : readOnlyServer === null && POSTGRES_SKIPPED,
+  () => {
+    it('refuses to serve it, use it or copy into it, saying so, rather than serving reads and failing every write', async () => {
+      const database = await createTestDatabase(readOnlyServer!);
+      const dir = mkdtempSync(join(tmpdir(), 'folio-cli-'));
+      try {
+        assert.deepEqual(await json({ DATABASE_URL: database.url }, 'migrate'), { migrated: true });
+        // As a standby server, or default_transaction_read_only set for the database or the role, would.
+        const url = new URL(database.url);
+        url.searchParams.set('options', '-c default_transaction_read_only=on');
+        const why = `PostgreSQL at ${postgresName(url.toString())} takes read-only transactions only (a standby server, or default_transaction_read_only set), and Folio writes to its database`;
+        for (const argv of [['user', 'list', '--json'], ['user', 'create', '--email', 'ada@example.com'], ['migrate'], ['serve']]) {
+          const r = await folio({ DATABASE_URL: url.toString(), PORT: '0' }, ...argv);
+          assert.equal(r.code, 1, `folio ${argv.join(' ')}: ${r.stderr}`);
+          assert.equal(r.stderr, `folio: DATABASE_URL: ${why}`);
+        }
+        const source = { DATABASE_URL: `sqlite:${join(dir, 'folio.db')}` };
+        await json(source, 'migrate');
+        const copied = await folio(source, 'copy', '--to', url.toString());
+        assert.equal(copied.code, 1);
+        assert.equal(copied.stderr, `folio: --to: ${why}`);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+        await database.drop();
+      }
+    });
+  },
+);
 
 describe(`folio migrate (${DATABASE_NAME})`, () => {
   it('says the database is up to date, naming it without the password its URL may hold', async () => {

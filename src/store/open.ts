@@ -2,7 +2,7 @@ import { ConfigError, type Config } from '../config.js';
 import { NewerSchema } from './newer-schema.js';
 import { openPostgresStore } from './postgres/store.js';
 import { existsSync } from 'node:fs';
-import { isLockTimeout, postgresName, Unreachable } from './postgres/database.js';
+import { isLockTimeout, postgresName, ReadOnly, Unreachable } from './postgres/database.js';
 import { NoSchema } from './postgres/migrate.js';
 import { FULL_DISK, isBusy, isDiskFull, isOpenRefusal, unwritable } from './sqlite/database.js';
 import { openSqliteStore, type SqliteStoreOptions } from './sqlite/store.js';
@@ -74,9 +74,9 @@ export async function openStore(config: Pick<Config, 'database'>, options: OpenO
   }
 }
 
-/** A PostgreSQL server that cannot be reached, or refuses the connection, as the operator's to fix. */
+/** A PostgreSQL server that cannot be reached, refuses the connection, or takes no writes, as the operator's to fix. */
 function unreachable(err: unknown): ConfigError | null {
-  return err instanceof Unreachable ? new ConfigError('DATABASE_URL', err.message) : null;
+  return err instanceof Unreachable || err instanceof ReadOnly ? new ConfigError('DATABASE_URL', err.message) : null;
 }
 
 /** A database a newer Folio upgraded, as the operator's to fix: DATABASE_URL names one this Folio cannot serve. */

@@ -55,8 +55,8 @@ export function postgresName(url: string): string {
  * operator locked), and a request as long for a connection of the pool (all
  * busy, or PostgreSQL not answering); the migrations lift the first for
  * their own session (migrate.ts). Its first connection is made here, so
- * that a database that cannot be used at all is told apart (Unreachable)
- * from any later failure.
+ * that a database that cannot be used at all is told apart (Unreachable,
+ * ReadOnly) from any later failure.
  */
 export async function openPool(url: string, max: number): Promise<pg.Pool> {
   const pool = new pg.Pool({ connectionString: url, max, types, lock_timeout: LOCK_WAIT_MS, connectionTimeoutMillis: LOCK_WAIT_MS });
@@ -64,13 +64,36 @@ export async function openPool(url: string, max: number): Promise<pg.Pool> {
   // it) is dropped by the pool, which opens another when one is needed;
   // without a listener the 'error' event would end the process.
   pool.on('error', () => {});
+  let client: pg.PoolClient;
   try {
-    (await pool.connect()).release();
+    client = await pool.connect();
   } catch (err) {
     await pool.end();
     throw new Unreachable(postgresName(url), err);
   }
+  // A standby server, or default_transaction_read_only set for the database
+  // or the role, would serve Folio's reads and fail every write.
+  let readOnly: boolean;
+  try {
+    readOnly = (await client.query<{ transaction_read_only: string }>('SHOW transaction_read_only')).rows[0]!.transaction_read_only === 'on';
+  } catch (err) {
+    client.release(err as Error);
+    await pool.end();
+    throw err;
+  }
+  client.release();
+  if (readOnly) {
+    await pool.end();
+    throw new ReadOnly(postgresName(url));
+  }
   return pool;
+}
+
+/** The database takes read-only transactions only: named by host, port and database, as Unreachable names it. */
+export class ReadOnly extends Error {
+  constructor(database: string) {
+    super(`PostgreSQL at ${database} takes read-only transactions only (a standby server, or default_transaction_read_only set), and Folio writes to its database`);
+  }
 }
 
 /**

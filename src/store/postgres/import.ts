@@ -1,7 +1,7 @@
 import { foldTitle } from '../../domain/search.js';
 import { UsageError } from '../../errors.js';
 import { COPIED_TABLES, type CopiedTable, type CopyRows, type CopySource, type TableCounts } from '../copy.js';
-import { openPool, postgresName, transactionOn, Unreachable, type Session } from './database.js';
+import { openPool, postgresName, ReadOnly, transactionOn, Unreachable, type Session } from './database.js';
 import { migrate } from './migrate.js';
 import { contentLexemes, searchVectorSql, titleLexemes } from './search.js';
 
@@ -135,7 +135,8 @@ async function copyTable<T extends CopiedTable>(db: Session, table: T, rows: Ite
 export async function copyIntoPostgres(url: string, source: CopySource): Promise<TableCounts> {
   const target = postgresName(url);
   const pool = await openPool(url, 2).catch((err: unknown) => {
-    throw err instanceof Unreachable ? new UsageError(`cannot connect to PostgreSQL at ${target} (--to): ${err.reason}`) : err;
+    if (err instanceof Unreachable) throw new UsageError(`cannot connect to PostgreSQL at ${target} (--to): ${err.reason}`);
+    throw err instanceof ReadOnly ? new UsageError(`--to: ${err.message}`) : err;
   });
   try {
     await migrate(pool);
