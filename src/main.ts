@@ -35,6 +35,7 @@ export async function serve(configured: Config): Promise<FastifyInstance> {
         });
   // The logger comes with the app, after the store; an upgrade that rebuilds
   // the search index can take tens of seconds, so say so at once.
+  const rebuildTakes = `about ${config.database.kind === 'postgres' ? 50 : 30} s per 100,000 documents`;
   const store = await openStore(config, {
     // The request thread never copies the log into the database file itself,
     // and the search index is merged further while no writes come (checkpointer.ts).
@@ -47,13 +48,13 @@ export async function serve(configured: Config): Promise<FastifyInstance> {
       process.stderr.write(
         from === 0
           ? `Folio: creating the database schema (version ${to}).\n`
-          : `Folio: upgrading the database schema from version ${from} to ${to}; an upgrade that rebuilds the search index takes about 30 s per 100,000 documents…\n`,
+          : `Folio: upgrading the database schema from version ${from} to ${to}; an upgrade that rebuilds the search index takes ${rebuildTakes}…\n`,
       ),
     onReindex: (from, to) =>
       process.stderr.write(
         from === to
-          ? `Folio: rebuilding the search index, which an earlier version of Folio built otherwise; about 30 s per 100,000 documents…\n`
-          : `Folio: rebuilding the search index for Unicode ${to} (${from === null ? 'it does not say which Unicode version it was built with' : `it was built with Unicode ${from}`}); about 30 s per 100,000 documents…\n`,
+          ? `Folio: rebuilding the search index, which an earlier version of Folio built otherwise; ${rebuildTakes}…\n`
+          : `Folio: rebuilding the search index for Unicode ${to} (${from === null ? 'it does not say which Unicode version it was built with' : `it was built with Unicode ${from}`}); ${rebuildTakes}…\n`,
       ),
   }).catch(async (err: unknown) => {
     await limiter?.close();
