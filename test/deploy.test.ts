@@ -15,10 +15,12 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, delimiter, dirname, join, posix } from 'node:path';
+import { setup } from './helpers.js';
 
 const REPO = new URL('..', import.meta.url).pathname;
 const SCRIPT = 'scripts/build.sh';
@@ -455,4 +457,202 @@ describe("README's requirements", () => {
       assert.ok(locked.has(named), `the README names ${named}, which package-lock.json does not install`);
     }
   });
+});
+
+/** The path of `command` on this machine's PATH, or null. */
+function installed(command: string): string | null {
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) if (dir !== '' && existsSync(join(dir, command))) return join(dir, command);
+  for (const dir of ['/usr/sbin', '/sbin']) if (existsSync(join(dir, command))) return join(dir, command);
+  return null;
+}
+
+/** `text` with `from` replaced by `to`, which it must hold exactly `times` times: a file that drifts fails here, not quietly. */
+function rewrite(text: string, from: string | RegExp, to: string, times = 1): string {
+  const found = text.split(from).length - 1;
+  assert.equal(found, times, `expected ${times} of ${String(from)} in the file, found ${found}`);
+  return text.split(from).join(to);
+}
+
+interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/**
+ * One request to the proxy on `port`: with fetch, or, from another address
+ * of this machine (`localAddress`), with node:http.
+ */
+async function send(port: number, o: { method: string; path: string; headers?: Record<string, string>; body?: string; localAddress?: string }): Promise<Answer> {
+  if (o.localAddress === undefined) {
+    const res = await fetch(`http://127.0.0.1:${port}${o.path}`, { method: o.method, headers: o.headers, body: o.body }).catch((err: Error & { cause?: Error }) => {
+      throw new Error(`${o.method} ${o.path} with ${o.body?.length ?? 0} bytes: ${err.cause?.message ?? err.message}`);
+    });
+    return { status: res.status, headers: Object.fromEntries(res.headers), body: await res.text() };
+  }
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      { host: '127.0.0.1', port, method: o.method, path: o.path, headers: o.headers, agent: false, localAddress: o.localAddress },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', (err) => reject(new Error(`${o.method} ${o.path} with ${o.body?.length ?? 0} bytes: ${err.message}`)));
+    req.end(o.body);
+  });
+}
+
+/** A body of exactly `bytes` bytes (ASCII): a document to create. */
+function documentBody(bytes: number): string {
+  const head = '{"title":"large","contentMarkdown":"';
+  const tail = '"}';
+  const fill = bytes - head.length - tail.length;
+  return `${head}${'a '.repeat(Math.floor(fill / 2))}${fill % 2 === 1 ? 'b' : ''}${tail}`;
+}
+
+/**
+ * The proxies of deploy/, run as they are written, in front of a Folio
+ * server, with only what this machine needs changed: the addresses they
+ * listen on (plain HTTP, without the certificates: TLS is no part of what
+ * is checked), the upstream's port, and, for nginx, a main configuration
+ * holding its server blocks. Each is skipped, saying so, where it is not
+ * installed.
+ */
+describe("deploy/'s reverse proxies, run in front of Folio", () => {
+  const proxies: { name: string; command: string; start(dir: string, listen: number, redirect: number, upstream: number): string[] }[] = [
+    {
+      name: 'nginx (deploy/nginx.conf)',
+      command: 'nginx',
+      start(dir, listen, redirect, upstream) {
+        let conf = readFileSync(join(REPO, 'deploy', 'nginx.conf'), 'utf8');
+        conf = rewrite(conf, /^\s*listen \[::\]:.*\n/m, '', 2);
+        conf = rewrite(conf, 'listen 80;', `listen 127.0.0.1:${redirect};`);
+        conf = rewrite(conf, 'listen 443 ssl;', `listen 127.0.0.1:${listen};`);
+        conf = rewrite(conf, /^\s*ssl_certificate(?:_key)? .*\n/m, '', 2);
+        conf = rewrite(conf, 'proxy_pass http://127.0.0.1:8787;', `proxy_pass http://127.0.0.1:${upstream};`);
+        writeFileSync(join(dir, 'folio.conf'), conf);
+        const main = [
+          `pid ${join(dir, 'nginx.pid')};`,
+          `error_log ${join(dir, 'error.log')} warn;`,
+          'worker_processes 1;',
+          'events { worker_connections 64; }',
+          'http {',
+          `  access_log off;`,
+          ...['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((t) => `  ${t}_temp_path ${join(dir, t)};`),
+          `  include ${join(dir, 'folio.conf')};`,
+          '}',
+        ].join('\n');
+        writeFileSync(join(dir, 'main.conf'), main);
+        return ['-p', dir, '-c', join(dir, 'main.conf'), '-g', 'daemon off;'];
+      },
+    },
+    {
+      name: 'Caddy (deploy/Caddyfile)',
+      command: 'caddy',
+      start(dir, listen, redirect, upstream) {
+        let conf = readFileSync(join(REPO, 'deploy', 'Caddyfile'), 'utf8');
+        conf = rewrite(conf, /^folio\.example\.com \{$/m, `http://:${listen} {`);
+        conf = rewrite(conf, 'reverse_proxy 127.0.0.1:8787', `reverse_proxy 127.0.0.1:${upstream}`);
+        const global = `{\n\tadmin off\n\thttp_port ${redirect}\n\tstorage file_system ${join(dir, 'data')}\n}\n`;
+        writeFileSync(join(dir, 'Caddyfile'), `${global}${conf}`);
+        return ['run', '--adapter', 'caddyfile', '--config', join(dir, 'Caddyfile')];
+      },
+    },
+  ];
+
+  for (const proxy of proxies) {
+    const path = installed(proxy.command);
+    const skip = path === null ? `${proxy.command} is not installed on this machine, so ${proxy.name} was not run` : false;
+    it(`${proxy.name}: passes a body of MAX_BODY_BYTES, Folio's refusals of larger bodies and of bodies without a key, MCP, and the client's address`, { skip, timeout: 180_000 }, async (t) => {
+      // The database and a key, made here; the server in a process of its own, as in production.
+      const folio = await setup();
+      const dir = mkdtempSync(join(tmpdir(), 'folio-proxy-'));
+      // nginx's workers run as an unprivileged user when it is started as root: they must reach its temporary folders.
+      chmodSync(dir, 0o755);
+      let server: ChildProcess | null = null;
+      let child: ChildProcess | null = null;
+      try {
+        const key = (await folio.make.key((await folio.make.user()).id, { write: true })).secret;
+        const upstream = await freePort();
+        const env = { DATABASE_URL: folio.config.databaseUrl, PORT: String(upstream), HOST: '127.0.0.1', TRUST_PROXY: '127.0.0.1', WRITE_LIMIT_PER_MIN: '1000', METRICS_TOKEN: 'a-token-for-the-metrics', LOG_LEVEL: 'info' };
+        server = spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', 'serve'], { cwd: REPO, env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+        let serverLog = '';
+        server.stdout?.on('data', (c: Buffer) => (serverLog += c.toString()));
+        server.stderr?.on('data', (c: Buffer) => (serverLog += c.toString()));
+        const [listen, redirect] = [await freePort(), await freePort()];
+        const args = proxy.start(dir, listen, redirect, upstream);
+        child = spawn(path as string, args, { cwd: dir, env: { ...process.env, HOME: dir, XDG_DATA_HOME: dir, XDG_CONFIG_HOME: dir }, stdio: ['ignore', 'pipe', 'pipe'] });
+        let log = '';
+        child.stdout?.on('data', (c: Buffer) => (log += c.toString()));
+        child.stderr?.on('data', (c: Buffer) => (log += c.toString()));
+        for (const deadline = Date.now() + 60_000; ; ) {
+          assert.equal(child.exitCode, null, `${proxy.command} stopped: ${log}`);
+          assert.equal(server.exitCode, null, `Folio stopped: ${serverLog}`);
+          const ok = await send(listen, { method: 'GET', path: '/healthz' }).catch(() => null);
+          if (ok?.status === 200) break;
+          assert.ok(Date.now() < deadline, `/healthz did not answer through ${proxy.command} within 60 s: ${log}${serverLog}`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+
+        const health = await send(listen, { method: 'GET', path: '/healthz', headers: { 'x-request-id': 'through-the-proxy' } });
+        assert.deepEqual([health.status, health.body, health.headers['x-request-id']], [200, '{"status":"ok"}', 'through-the-proxy']);
+
+        const max = folio.config.maxBodyBytes;
+        assert.equal(max, 5 * 1024 * 1024, "the proxies' limits are written for MAX_BODY_BYTES's default");
+        const largest = await send(listen, { method: 'POST', path: '/v1/documents', headers: auth, body: documentBody(max) });
+        assert.equal(largest.status, 201, `a body of MAX_BODY_BYTES: ${largest.body}`);
+        // Refused by Folio before it reads the body, while the proxy still sends it: each refusal must reach the client.
+        // Bodies up to the proxies' own limits (nginx's 6m, Caddy's 6MB): the more there is still to send, the likelier a reset.
+        for (const [i, bytes] of [max + 1, 6_000_000, 6_000_000, 6_000_000, 6_000_000, 6_000_000].entries()) {
+          const body = documentBody(bytes);
+          const tooLarge = await send(listen, { method: 'POST', path: '/v1/documents', headers: auth, body });
+          assert.equal(tooLarge.status, 400, `a body of ${bytes} bytes, try ${i + 1}: ${tooLarge.body}`);
+          assert.match(JSON.parse(tooLarge.body).error.message, new RegExp(`larger than the limit of ${max} bytes`));
+          const noKey = await send(listen, { method: 'POST', path: '/v1/documents', headers: { 'content-type': 'application/json' }, body });
+          assert.equal(noKey.status, 401, `a body of ${bytes} bytes without a key, try ${i + 1}: ${noKey.body}`);
+          assert.equal(JSON.parse(noKey.body).error.code, 'unauthorized');
+        }
+
+        const mcpHeaders = { ...auth, accept: 'application/json, text/event-stream' };
+        const initialize = await send(listen, {
+          method: 'POST',
+          path: '/mcp',
+          headers: mcpHeaders,
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'proxy test', version: '1' } } }),
+        });
+        assert.equal(initialize.status, 200, initialize.body);
+        assert.match(String(initialize.headers['content-type']), /^application\/json/);
+        assert.equal(JSON.parse(initialize.body).result.serverInfo.name, 'folio');
+        const stream = await send(listen, { method: 'GET', path: '/mcp', headers: mcpHeaders });
+        assert.deepEqual([stream.status, stream.headers.allow], [405, 'POST']);
+
+        assert.equal((await send(listen, { method: 'GET', path: '/metrics' })).status, 401, '/metrics asks for its token through the proxy');
+
+        // The client's address as the proxy saw it, not what a client claims in X-Forwarded-For.
+        await send(listen, { method: 'GET', path: '/healthz', headers: { 'x-request-id': 'from-a-client', 'x-forwarded-for': '203.0.113.9' }, localAddress: '127.0.0.2' });
+        const logged = () =>
+          serverLog
+            .split('\n')
+            .filter((l) => l.startsWith('{'))
+            .map((l) => JSON.parse(l) as { reqId?: string; msg?: string; remoteAddress?: string })
+            .find((l) => l.reqId === 'from-a-client' && l.msg === 'request completed');
+        for (const deadline = Date.now() + 5_000; logged() === undefined && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 50));
+        assert.equal(logged()?.remoteAddress, '127.0.0.2', 'the address the proxy saw, in the log');
+        t.diagnostic(`${proxy.command}: ${path}`);
+      } finally {
+        for (const c of [child, server]) {
+          if (c === null || c.exitCode !== null || c.signalCode !== null) continue;
+          c.kill('SIGTERM');
+          await once(c, 'exit');
+        }
+        await folio.close();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  }
 });

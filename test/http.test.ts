@@ -230,6 +230,36 @@ describe('HTTP basics', () => {
     }
   });
 
+  it('closes a connection in stages after a refusal sent before the body: a client still sending the body (a proxy) reads the refusal, not a reset', async () => {
+    const logs = logCollector();
+    const t = await setup({ deps: { logStream: logs.stream }, env: { MAX_BODY_BYTES: '65536', LOG_LEVEL: 'info' } });
+    try {
+      const port = Number(new URL(await t.app.listen({ port: 0, host: '127.0.0.1' })).port);
+      const key = (await t.make.key((await t.make.user()).id, { write: true })).secret;
+      const body = 1024 * 1024;
+      const head = (headers: string) => `POST /v1/documents HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body}\r\n${headers}\r\n`;
+      // No key, on a connection the client (as nginx does) asks to close.
+      const unauthorized = await sendBodyAfterAnswer(port, head('Connection: close\r\n'), body);
+      assert.match(unauthorized.text, /^HTTP\/1\.1 401 /);
+      assert.equal(unauthorized.error, null, 'the rest of the body is taken, without a reset');
+      // A body over MAX_BODY_BYTES, on a connection Folio closes itself.
+      const tooLarge = await sendBodyAfterAnswer(port, head(`Authorization: Bearer ${key}\r\n`), body);
+      assert.match(tooLarge.text, /^HTTP\/1\.1 400 [^]*connection: close[^]*larger than the limit of 65536 bytes/i);
+      assert.equal(tooLarge.error, null, 'the rest of the body is taken, without a reset');
+      // A client that stops sending a refused body and closes the connection has had its answer: no other refusal is logged.
+      const abandoned = await sendBodyAfterAnswer(port, head(''), 64 * 1024);
+      assert.match(abandoned.text, /^HTTP\/1\.1 401 /);
+      assert.equal(abandoned.error, null);
+      assert.deepEqual(logs.entries().filter((l) => l.statusCode !== undefined).map((l) => [l.msg, l.statusCode]), [
+        ['request completed', 401],
+        ['request completed', 400],
+        ['request completed', 401],
+      ]);
+    } finally {
+      await t.close();
+    }
+  });
+
   it('checks in order: key, plan, rate limit, input, resource, concurrency', async () => {
     const limited = await setup({ env: { READ_LIMIT_PER_MIN: '1', WRITE_LIMIT_PER_MIN: '100' } });
     try {
@@ -485,6 +515,41 @@ async function appOverStore(level: string, replace: (store: Store) => Partial<St
       await t.close();
     },
   };
+}
+
+/**
+ * Sends a request's head, waits for its answer, then sends `bytes` bytes of
+ * its body and closes the connection's sending side, as a proxy that writes
+ * the body it buffered does. Resolves once the connection has closed, with
+ * what was read and the connection's error, if any (a reset).
+ */
+function sendBodyAfterAnswer(port: number, head: string, bytes: number): Promise<{ text: string; error: Error | null }> {
+  return new Promise((resolve) => {
+    // Half-open: the server's end of its side does not end the client's.
+    const socket = connect({ port, host: '127.0.0.1', allowHalfOpen: true }, () => socket.write(head));
+    let text = '';
+    let error: Error | null = null;
+    let sending = false;
+    const send = async () => {
+      sending = true;
+      // Time for a server that closes at once to have closed.
+      await new Promise((r) => setTimeout(r, 100));
+      const chunk = Buffer.alloc(64 * 1024, 'a');
+      for (let sent = 0; sent < bytes && !socket.destroyed; sent += chunk.length) {
+        if (!socket.write(chunk.subarray(0, Math.min(chunk.length, bytes - sent)))) await new Promise((r) => socket.once('drain', r));
+      }
+      socket.end();
+    };
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => {
+      text += chunk;
+      const [answerHead = '', answerBody = ''] = text.split('\r\n\r\n', 2);
+      const length = Number(/\r\ncontent-length: (\d+)/i.exec(answerHead)?.[1]);
+      if (!sending && text.includes('\r\n\r\n') && Buffer.byteLength(answerBody) >= length) void send();
+    });
+    socket.on('error', (err) => (error = err));
+    socket.on('close', () => resolve({ text, error }));
+  });
 }
 
 /** Sends `request` as raw bytes on a new connection and reads the answer until the server closes it. */

@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 
 /**
@@ -8,6 +9,16 @@ import type { FastifyInstance } from 'fastify';
  * headers never came (the `clientError` path, errors.ts: 400 in the
  * envelope, then the connection closed); if its answer already went out (a
  * refusal that needed no body), the connection is closed.
+ *
+ * A connection that closes after a refusal sent before its body arrived
+ * (Folio's refusal of a body over MAX_BODY_BYTES, or any refusal to a client
+ * that sent `Connection: close`, as nginx does) is closed in stages (RFC 9112
+ * §9.6): the response and the end of Folio's side go out, and what the
+ * client still sends is read and dropped until the body is in, the client
+ * closes its side, or the time is up. Closed at once, as Node would, the
+ * socket answers the client's next bytes with a TCP reset, and a client still
+ * sending the body (a reverse proxy) reports a broken connection (nginx and
+ * Caddy: 502) in place of Folio's refusal.
  */
 export function endStalledRequests(app: FastifyInstance, timeoutMs: number): void {
   app.addHook('onRequest', (request, reply, done) => {
@@ -21,7 +32,21 @@ export function endStalledRequests(app: FastifyInstance, timeoutMs: number): voi
       done();
       return;
     }
-    const socket = raw.socket;
+    const socket = raw.socket as Socket & { destroySoon(): void };
+    // Node closes a connection after its last response with the socket's
+    // destroySoon (end, then destroy); here it only ends Folio's side.
+    let closing = false;
+    socket.destroySoon = () => {
+      closing = true;
+      socket.end();
+    };
+    // A client that closes its side after its refusal, the rest of the body
+    // unsent, has had its answer: the connection ends quietly, not as a
+    // request the HTTP parser refuses (errors.ts). Before Node's own listener.
+    const clientDone = () => {
+      if (reply.raw.writableFinished) socket.destroy();
+    };
+    socket.prependOnceListener('end', clientDone);
     const timer = setTimeout(() => {
       stop();
       if (arrived() || socket.destroyed) return;
@@ -38,6 +63,11 @@ export function endStalledRequests(app: FastifyInstance, timeoutMs: number): voi
       raw.off('end', stop);
       socket.off('close', stop);
       reply.raw.off('finish', answered);
+      socket.off('end', clientDone);
+      // The socket's own destroySoon again, for the next request on the connection.
+      delete (socket as Partial<typeof socket>).destroySoon;
+      // Closed once the response has gone out to the socket, as Node would have.
+      if (closing) socket.destroySoon();
     };
     const answered = () => {
       if (arrived()) stop();
