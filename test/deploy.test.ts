@@ -480,12 +480,15 @@ interface Answer {
 }
 
 /**
- * One request to the proxy on `port`: with fetch, or, from another address
- * of this machine (`localAddress`), with node:http.
+ * One request to the proxy on `port`: with fetch (the body in chunks,
+ * without a Content-Length, if `chunked`), or, from another address of
+ * this machine (`localAddress`), with node:http.
  */
-async function send(port: number, o: { method: string; path: string; headers?: Record<string, string>; body?: string; localAddress?: string }): Promise<Answer> {
+async function send(port: number, o: { method: string; path: string; headers?: Record<string, string>; body?: string; chunked?: boolean; localAddress?: string }): Promise<Answer> {
   if (o.localAddress === undefined) {
-    const res = await fetch(`http://127.0.0.1:${port}${o.path}`, { method: o.method, headers: o.headers, body: o.body }).catch((err: Error & { cause?: Error }) => {
+    const body = o.chunked === true && o.body !== undefined ? new Blob([o.body]).stream() : o.body;
+    const init = { method: o.method, headers: o.headers, body, duplex: 'half' } as RequestInit;
+    const res = await fetch(`http://127.0.0.1:${port}${o.path}`, init).catch((err: Error & { cause?: Error }) => {
       throw new Error(`${o.method} ${o.path} with ${o.body?.length ?? 0} bytes: ${err.cause?.message ?? err.message}`);
     });
     return { status: res.status, headers: Object.fromEntries(res.headers), body: await res.text() };
@@ -567,7 +570,7 @@ describe("deploy/'s reverse proxies, run in front of Folio", () => {
   for (const proxy of proxies) {
     const path = installed(proxy.command);
     const skip = path === null ? `${proxy.command} is not installed on this machine, so ${proxy.name} was not run` : false;
-    it(`${proxy.name}: passes a body of MAX_BODY_BYTES, Folio's refusals of larger bodies and of bodies without a key, MCP, and the client's address`, { skip, timeout: 180_000 }, async (t) => {
+    it(`${proxy.name}: passes a body of MAX_BODY_BYTES, Folio's refusals of larger bodies and of bodies without a key, MCP and the client's address, and refuses a body over its own limit in Folio's envelope`, { skip, timeout: 180_000 }, async (t) => {
       // The database and a key, made here; the server in a process of its own, as in production.
       const folio = await setup();
       const dir = mkdtempSync(join(tmpdir(), 'folio-proxy-'));
@@ -616,6 +619,14 @@ describe("deploy/'s reverse proxies, run in front of Folio", () => {
           const noKey = await send(listen, { method: 'POST', path: '/v1/documents', headers: { 'content-type': 'application/json' }, body });
           assert.equal(noKey.status, 401, `a body of ${bytes} bytes without a key, try ${i + 1}: ${noKey.body}`);
           assert.equal(JSON.parse(noKey.body).error.code, 'unauthorized');
+        }
+
+        // Over the proxy's own limit: refused by the proxy, or by Folio before the proxy's limit is reached, in Folio's envelope either way.
+        for (const chunked of [false, true]) {
+          const huge = await send(listen, { method: 'POST', path: '/v1/documents', headers: auth, body: documentBody(7_000_000), chunked });
+          assert.equal(huge.status, 400, `a body of 7,000,000 bytes${chunked ? ' in chunks' : ''}: ${huge.body}`);
+          assert.match(String(huge.headers['content-type']), /^application\/json/);
+          assert.deepEqual(JSON.parse(huge.body), { error: { code: 'invalid_request', message: `The request body is larger than the limit of ${max} bytes.` } });
         }
 
         const mcpHeaders = { ...auth, accept: 'application/json, text/event-stream' };
