@@ -459,6 +459,32 @@ describe("README's requirements", () => {
   });
 });
 
+describe("deploy/'s configuration files", () => {
+  /** The variables config.ts reads. */
+  const read = new Set([...readFileSync(join(REPO, 'src', 'config.ts'), 'utf8').matchAll(/\(env, '([A-Z][A-Z0-9_]*)'/g)].map((m) => m[1]));
+
+  it("compose.yaml gives Folio only variables it reads, needs its public address in .env, and its instructions write every value it needs", () => {
+    const compose = readFileSync(join(REPO, 'deploy', 'compose.yaml'), 'utf8');
+    const service = /^  folio:\n((?: {4}.*\n|\s*\n)*)/m.exec(compose)?.[1] ?? '';
+    const environment = /^ {4}environment:\n((?: {6}.*\n)*)/m.exec(service)?.[1] ?? '';
+    const variables = Object.fromEntries([...environment.matchAll(/^ {6}([A-Z][A-Z0-9_]*): (.*)$/gm)].map((m) => [m[1], m[2]]));
+    assert.ok(Object.keys(variables).length > 0, "the folio service's environment");
+    for (const name of Object.keys(variables)) assert.ok(read.has(name), `compose.yaml sets ${name}, which Folio does not read`);
+    // Behind the proxy, Folio's own address is no public one: the `url` fields would point to this machine.
+    assert.match(variables.PUBLIC_APP_URL ?? '', /^\$\{PUBLIC_APP_URL:\?/, 'PUBLIC_APP_URL must be given, not defaulted');
+    const required = [...new Set([...compose.matchAll(/\$\{([A-Z][A-Z0-9_]*):\?/g)].map((m) => m[1]))];
+    const instructions = /^#\s+printf '(.*)' .*> \.env$/m.exec(compose)?.[1] ?? '';
+    for (const name of required) assert.match(instructions, new RegExp(`(^|\\\\n)${name}=`), `compose.yaml's instructions write ${name} into .env`);
+  });
+
+  it('folio.env names only variables Folio reads', () => {
+    const env = readFileSync(join(REPO, 'deploy', 'folio.env'), 'utf8');
+    const names = [...env.matchAll(/^#? ?([A-Z][A-Z0-9_]*)=/gm)].map((m) => m[1]);
+    assert.ok(names.length > 0);
+    for (const name of names) assert.ok(read.has(name), `folio.env names ${name}, which Folio does not read`);
+  });
+});
+
 /** The path of `command` on this machine's PATH, or null. */
 function installed(command: string): string | null {
   for (const dir of (process.env.PATH ?? '').split(delimiter)) if (dir !== '' && existsSync(join(dir, command))) return join(dir, command);
