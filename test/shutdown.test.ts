@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { Agent, request } from 'node:http';
+import { connect, type Socket } from 'node:net';
 import { once } from 'node:events';
 import { openStore } from '../src/store/open.js';
 import { factories, freshDatabase, testClock } from './helpers.js';
@@ -101,6 +102,61 @@ describe('graceful shutdown', () => {
       await check.close();
     } finally {
       // A failed check leaves no server running (nor its connections to the database dropped next).
+      if (server && server.exitCode === null && server.signalCode === null) {
+        const gone = once(server, 'exit');
+        server.kill('SIGKILL');
+        await gone;
+      }
+      await database.drop();
+    }
+  });
+
+  it('on SIGTERM, does not wait for the rest of a body it has already refused', async () => {
+    const database = await freshDatabase();
+    const { config } = database;
+    let server: ChildProcess | undefined;
+    const sockets: Socket[] = [];
+    try {
+      const url = config.database.kind === 'sqlite' ? `sqlite:${config.database.file}` : config.database.url;
+      const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/serve.ts'], {
+        env: { ...process.env, DATABASE_URL: url, PORT: '0', LOG_LEVEL: 'info', REQUEST_TIMEOUT_S: '60' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      server = child;
+      let output = '';
+      const port = await new Promise<number>((resolve, reject) => {
+        child.stdout.on('data', (chunk: Buffer) => {
+          output += chunk.toString();
+          const m = /listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(output);
+          if (m) resolve(Number(m[1]));
+        });
+        child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+        child.on('exit', (code) => reject(new Error(`server exited early (${code}): ${output}`)));
+      });
+      // Without a key, so refused at once; a part of the body sent, the rest never: on a connection to close, and on one to keep.
+      for (const connection of ['close', 'keep-alive']) {
+        const socket = connect({ port, host: '127.0.0.1', allowHalfOpen: true });
+        sockets.push(socket);
+        socket.on('error', () => undefined);
+        let text = '';
+        socket.setEncoding('utf8');
+        socket.on('data', (chunk: string) => (text += chunk));
+        socket.write(`POST /v1/documents HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\nConnection: ${connection}\r\n\r\n{"title":`);
+        for (const deadline = Date.now() + 10_000; !text.includes('\r\n\r\n'); ) {
+          assert.ok(Date.now() < deadline, `no answer on a connection to ${connection}: ${output}`);
+          await new Promise((r) => setTimeout(r, 20));
+        }
+        assert.match(text, /^HTTP\/1\.1 401 /);
+      }
+      const exited = once(child, 'exit');
+      child.kill('SIGTERM');
+      const [code] = await Promise.race([
+        exited,
+        new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`still running 10 s after SIGTERM: ${output}`)), 10_000)),
+      ]);
+      assert.equal(code, 0, output);
+    } finally {
+      for (const socket of sockets) socket.destroy();
       if (server && server.exitCode === null && server.signalCode === null) {
         const gone = once(server, 'exit');
         server.kill('SIGKILL');

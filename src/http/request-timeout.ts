@@ -19,8 +19,20 @@ import type { FastifyInstance } from 'fastify';
  * socket answers the client's next bytes with a TCP reset, and a client still
  * sending the body (a reverse proxy) reports a broken connection (nginx and
  * Caddy: 502) in place of Folio's refusal.
+ *
+ * A server shutting down does not wait for the rest of a body it has
+ * already answered: such a connection is closed once its answer has gone
+ * out, with those answered later while it shuts down.
  */
 export function endStalledRequests(app: FastifyInstance, timeoutMs: number): void {
+  // The connections whose request is answered while its body still arrives, each with what closes it.
+  const answeredEarly = new Map<Socket, () => void>();
+  let shuttingDown = false;
+  app.addHook('preClose', async () => {
+    shuttingDown = true;
+    for (const close of [...answeredEarly.values()]) close();
+  });
+
   app.addHook('onRequest', (request, reply, done) => {
     const { raw } = request;
     // `complete` is false until the whole request is in (an injected request has none: it is whole).
@@ -64,13 +76,20 @@ export function endStalledRequests(app: FastifyInstance, timeoutMs: number): voi
       socket.off('close', stop);
       reply.raw.off('finish', answered);
       socket.off('end', clientDone);
+      answeredEarly.delete(socket);
       // The socket's own destroySoon again, for the next request on the connection.
       delete (socket as Partial<typeof socket>).destroySoon;
       // Closed once the response has gone out to the socket, as Node would have.
       if (closing) socket.destroySoon();
     };
+    const closeNow = () => {
+      closing = true;
+      stop();
+    };
     const answered = () => {
       if (arrived()) stop();
+      else if (shuttingDown) closeNow();
+      else answeredEarly.set(socket, closeNow);
     };
     raw.once('end', stop);
     socket.once('close', stop);
