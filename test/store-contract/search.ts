@@ -179,6 +179,25 @@ export function searchContract(open: OpenStore): void {
       assert.equal((await search(other, 'manyword')).length, 41);
     });
 
+    it('stores, reads back, replaces and finds a document of very many distinct words in a large alphabet', async () => {
+      // A list of 150,000 Chinese names (a surname and two given
+      // characters), well within what a request may carry, whose words
+      // begin with 150,000 distinct pairs of letters. A store with a limit
+      // on a document's words must keep within it, not refuse the document.
+      const me = await someone();
+      const letter = (i: number) => String.fromCharCode(0x4e00 + i);
+      const names = (surnames: number) =>
+        Array.from({ length: 150_000 }, (_, i) => letter(i % surnames) + letter(100 + (Math.floor(i / surnames) % 1500)) + letter(2000 + ((i * 7) % 1500))).join('\n');
+      const first = names(100);
+      const doc = await h.make.doc(me, { title: 'Names', contentMarkdown: first });
+      assert.equal((await h.store.getDocument(me, doc.id))?.contentMarkdown, first);
+      assert.deepEqual(await search(me, letter(0)), [doc.id], 'found by a first letter');
+      const second = names(101);
+      assert.equal((await h.make.update(me, doc.id, { contentMarkdown: second })).status, 'updated');
+      assert.equal((await h.store.getDocument(me, doc.id))?.contentMarkdown, second);
+      assert.deepEqual(await search(me, letter(100)), [doc.id], 'found by a first letter of the new text');
+    });
+
     it('treats empty terms as no search', async () => {
       const all = h.model.visibleDocuments(me).map((d) => d.id);
       assert.deepEqual((await h.store.listDocuments(me, { limit: ALL, terms: [] })).map((d) => d.id), all);

@@ -133,9 +133,13 @@ function wordsOf(text: string, into: Set<string>): void {
 /**
  * The lexemes of `text` in a tsvector: its prefix words and its words. A
  * word that begins another adds nothing, since every term is looked up as
- * a prefix, and is left out. A text whose words still exceed `room` bytes
- * keeps its shortest (a tsvector holds at most VECTOR_BYTES): the words of
- * prose before the long strings of an embedded file.
+ * a prefix, and is left out. A text whose lexemes still exceed `room`
+ * bytes keeps its shortest (a tsvector holds at most VECTOR_BYTES): the
+ * first letters of its words, then their first two letters, then its
+ * words by length, so that the words of prose come before the long strings
+ * of an embedded file. The prefix words count too: a list of names in a
+ * large alphabet (Chinese, Korean) begins its words with more distinct
+ * pairs of letters than a tsvector holds.
  */
 function lexemesOf(text: string, room: number): string[] {
   const words = new Set<string>();
@@ -143,27 +147,24 @@ function lexemesOf(text: string, room: number): string[] {
   // UTF-16 order, which sort() without a comparator also gives, more slowly.
   const sorted = [...words].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   // In sorted order, the words a word begins follow it at once.
-  let kept = sorted.filter((word, i) => !sorted[i + 1]?.startsWith(word));
+  const kept = sorted.filter((word, i) => !sorted[i + 1]?.startsWith(word));
   // The first one and two characters (not UTF-16 units) of each word, before they are made words of their own.
-  const starts = new Set<string>();
+  const ones = new Set<string>();
+  const twos = new Set<string>();
   for (const word of kept) {
     const first = word.codePointAt(0)! > 0xffff ? 2 : 1;
-    starts.add(word.slice(0, first));
-    if (word.length > first) starts.add(word.slice(0, first + (word.codePointAt(first)! > 0xffff ? 2 : 1)));
+    ones.add(word.slice(0, first));
+    if (word.length > first) twos.add(word.slice(0, first + (word.codePointAt(first)! > 0xffff ? 2 : 1)));
   }
-  const internal = [...starts].map(prefixWord);
-  room -= internal.reduce((bytes, word) => bytes + Buffer.byteLength(word), 0);
+  const internal = [...ones, ...twos].map(prefixWord);
   // UTF-8 takes at most 3 bytes per UTF-16 unit: most documents are measured no further.
-  const fits = (ws: string[]) => ws.reduce((units, word) => units + word.length, 0) * 3 <= room || ws.reduce((bytes, word) => bytes + Buffer.byteLength(word), 0) <= room;
-  if (!fits(kept)) {
-    kept = kept
-      .sort((a, b) => a.length - b.length)
-      .filter((word) => {
-        room -= Buffer.byteLength(word);
-        return room >= 0;
-      });
-  }
-  return [...internal, ...kept];
+  const units = (ws: string[]) => ws.reduce((n, word) => n + word.length, 0);
+  const bytes = (ws: string[]) => ws.reduce((n, word) => n + Buffer.byteLength(word), 0);
+  if ((units(internal) + units(kept)) * 3 <= room || bytes(internal) + bytes(kept) <= room) return [...internal, ...kept];
+  // A word of one or two characters is left out here: a term that short is
+  // looked up by its prefix word alone (termsQuery), which the word has.
+  const longer = kept.filter((word) => word.length > 2 * SHORT || [...word].length > SHORT).sort((a, b) => a.length - b.length);
+  return [...internal, ...longer].filter((word) => (room -= Buffer.byteLength(word)) >= 0);
 }
 
 /**
