@@ -45,13 +45,7 @@ export function endStalledRequests(app: FastifyInstance, timeoutMs: number): voi
       return;
     }
     const socket = raw.socket as Socket & { destroySoon(): void };
-    // Node closes a connection after its last response with the socket's
-    // destroySoon (end, then destroy); here it only ends Folio's side.
     let closing = false;
-    socket.destroySoon = () => {
-      closing = true;
-      socket.end();
-    };
     // A client that closes its side after its refusal, the rest of the body
     // unsent, has had its answer: the connection ends quietly, not as a
     // request the HTTP parser refuses (errors.ts). Before Node's own listener.
@@ -76,7 +70,7 @@ export function endStalledRequests(app: FastifyInstance, timeoutMs: number): voi
       socket.off('close', stop);
       reply.raw.off('finish', answered);
       socket.off('end', clientDone);
-      answeredEarly.delete(socket);
+      if (!answeredEarly.delete(socket)) return;
       // The socket's own destroySoon again, for the next request on the connection.
       delete (socket as Partial<typeof socket>).destroySoon;
       // Closed once the response has gone out to the socket, as Node would have.
@@ -87,13 +81,25 @@ export function endStalledRequests(app: FastifyInstance, timeoutMs: number): voi
       stop();
     };
     const answered = () => {
-      if (arrived()) stop();
-      else if (shuttingDown) closeNow();
-      else answeredEarly.set(socket, closeNow);
+      if (arrived()) {
+        stop();
+        return;
+      }
+      // Node closes a connection after its last response with the socket's
+      // destroySoon (end, then destroy), in a listener that follows this one;
+      // until the body is in, it only ends Folio's side. Only such a socket
+      // is changed: an own property on every socket would cost every request.
+      socket.destroySoon = () => {
+        closing = true;
+        socket.end();
+      };
+      answeredEarly.set(socket, closeNow);
+      if (shuttingDown) closeNow();
     };
     raw.once('end', stop);
     socket.once('close', stop);
-    reply.raw.once('finish', answered);
+    // Before Node's own listener, which closes a connection not kept alive.
+    reply.raw.prependOnceListener('finish', answered);
     done();
   });
 }
