@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
+import { maxHeaderSize } from 'node:http';
 import { call, logCollector, setup, type TestContext } from './helpers.js';
 import type { Store } from '../src/store/store.js';
 
@@ -121,7 +122,7 @@ describe('HTTP basics', () => {
       const port = Number(new URL(await t.app.listen({ port: 0, host: '127.0.0.1' })).port);
       const key = (await t.make.key((await t.make.user()).id)).secret;
       const asked = (head: string) => `${head}\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n`;
-      for (const [request, status, code] of [
+      for (const [request, status, code, message] of [
         // Fastify: a malformed percent-encoding, in a path that names an endpoint or none.
         [`${asked('GET /v1/documents/%ZZ HTTP/1.1')}\r\n`, 400, 'invalid_request'],
         [`${asked('GET /v1/documents/%C0%80 HTTP/1.1')}\r\n`, 400, 'invalid_request'],
@@ -129,7 +130,8 @@ describe('HTTP basics', () => {
         // Node's HTTP parser: a method it does not know, a broken Content-Length, headers past its limit.
         [`${asked('FOO /v1/me HTTP/1.1')}\r\n`, 404, 'not_found'],
         [`${asked('POST /v1/documents HTTP/1.1')}Content-Type: application/json\r\nContent-Length: abc\r\n\r\n{}`, 400, 'invalid_request'],
-        [`${asked('GET /v1/me HTTP/1.1')}X-Big: ${'x'.repeat(20_000)}\r\n\r\n`, 400, 'invalid_request'],
+        [`${asked('GET /v1/me HTTP/1.1')}X-Big: ${'x'.repeat(20_000)}\r\n\r\n`, 400, 'invalid_request', `The request line and headers are larger than the limit of ${maxHeaderSize} bytes.`],
+        [`${asked(`GET /v1/documents?q=${'x'.repeat(20_000)} HTTP/1.1`)}\r\n`, 400, 'invalid_request', `The request line and headers are larger than the limit of ${maxHeaderSize} bytes.`],
         // Node's HTTP server: CONNECT (it closed the connection unanswered), and no Host header (its bare 400).
         [`${asked('CONNECT /v1/me HTTP/1.1')}\r\n`, 404, 'not_found'],
         [`CONNECT 127.0.0.1:443 HTTP/1.1\r\nHost: 127.0.0.1:443\r\n\r\n`, 404, 'not_found'],
@@ -137,7 +139,7 @@ describe('HTTP basics', () => {
         // Two Host lines (RFC 9112 §3.2), whatever their case and order: Node read the first alone and served it.
         [`${asked('GET /v1/me HTTP/1.1')}host: y\r\n\r\n`, 400, 'invalid_request'],
         [`GET /v1/me HTTP/1.0\r\nHOST: a\r\nAuthorization: Bearer ${key}\r\nHost: b\r\n\r\n`, 400, 'invalid_request'],
-      ] as const) {
+      ] as [string, number, string, string?][]) {
         const res = await rawExchange(port, request);
         const what = request.slice(0, 40);
         assert.equal(res.status, status, `${what}: ${res.text}`);
@@ -147,6 +149,8 @@ describe('HTTP basics', () => {
         assert.deepEqual(Object.keys(body), ['error'], what);
         assert.equal(body.error.code, code, what);
         assert.equal(typeof body.error.message, 'string', what);
+        // A refusal for a limit names it.
+        if (message !== undefined) assert.equal(body.error.message, message, what);
         assert.ok(logs.text().includes(res.headers['x-request-id']!), `${what}: logged with its request id`);
       }
       // An expectation other than 100-continue is ignored as an unknown header is (Node answered a bare 417).
@@ -211,7 +215,7 @@ describe('HTTP basics', () => {
       );
       assert.equal(res.status, 400, res.text);
       assert.equal(JSON.parse(res.body).error.code, 'invalid_request');
-      assert.match(JSON.parse(res.body).error.message, /did not arrive in time/);
+      assert.equal(JSON.parse(res.body).error.message, 'The request did not arrive in time: it must arrive whole, body included, within 1 second.');
       assert.ok(Date.now() - started < 10_000, `answered after ${Date.now() - started} ms`);
       // Refused before its body was needed (no key): answered at once, then the connection is closed.
       const refused = await new Promise<{ text: string; ms: number }>((resolve) => {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES, type IncomingMessage } from 'node:http';
+import { maxHeaderSize, STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifySchemaValidationError } from 'fastify';
 import { ApiError, InternalError, InvalidRequest, NotFound } from '../errors.js';
@@ -162,10 +162,15 @@ export function answerFrameworkError(guards: RouteGuards) {
  * to a request whose body stops arriving in time: request-timeout.ts's and
  * body-budget.ts's, whose error carries the message.
  */
-const PARSER_ERRORS: Record<string, (err: Error) => ApiError> = {
+const PARSER_ERRORS: Record<string, (err: Error, app: FastifyInstance) => ApiError> = {
   HPE_INVALID_METHOD: () => new NotFound('No endpoint answers this method.'),
-  HPE_HEADER_OVERFLOW: () => new InvalidRequest('The request headers are larger than the server accepts.'),
-  ERR_HTTP_REQUEST_TIMEOUT: () => new InvalidRequest('The request did not arrive in time.'),
+  // Node's limit (its --max-http-header-size), which app.ts leaves as it is: the request line counts in it.
+  HPE_HEADER_OVERFLOW: () => new InvalidRequest(`The request line and headers are larger than the limit of ${maxHeaderSize} bytes.`),
+  // REQUEST_TIMEOUT_S, which app.ts gives Node as the server's requestTimeout.
+  ERR_HTTP_REQUEST_TIMEOUT: (_err, app) => {
+    const seconds = app.server.requestTimeout / 1000;
+    return new InvalidRequest(`The request did not arrive in time: it must arrive whole, body included, within ${seconds} ${seconds === 1 ? 'second' : 'seconds'}.`);
+  },
   [BODY_TOO_SLOW]: (err) => new InvalidRequest(err.message),
 };
 
@@ -173,7 +178,7 @@ export function answerClientError(this: FastifyInstance, err: Error & { code?: s
   // A connection the client dropped has nobody to answer.
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
   const error =
-    (err.code === undefined ? undefined : PARSER_ERRORS[err.code]?.(err)) ??
+    (err.code === undefined ? undefined : PARSER_ERRORS[err.code]?.(err, this)) ??
     new InvalidRequest('The request is not valid HTTP: check its request line and headers.');
   // The method of a request the parser could not read is unknown.
   answerOnSocket(this, socket, error, { code: err.code }, 'request refused by the HTTP parser', '');
