@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { AppDeps } from '../src/app.js';
-import { EDIT_ATTEMPTS } from '../src/services/documents.js';
+import { EDIT_ATTEMPTS, REPLACEMENT_FIELDS_BYTES } from '../src/services/documents.js';
 import { generateKey } from '../src/domain/keys.js';
 import { call, logCollector, setup, type TestContext } from './helpers.js';
 
@@ -267,20 +267,41 @@ for (const era of ERAS) {
       ok(await writer.callTool({ name: 'edit_document', arguments: { id: doc.id, expectedUpdatedAt: read.updatedAt, edits: [{ oldText: 'uno', newText: 'dos' }] } }));
     });
 
-    it('edit_document does not grow a document past the largest body a request may carry, which a replacement could no longer send', async () => {
-      const limit = t.config.maxBodyBytes;
-      const doc = await t.make.document(ada.id, { title: 'Large', content: `start ${'x'.repeat(limit - 100)} end` });
-      const grow = (by: number) => ({ id: doc.id, edits: [{ oldText: 'end', newText: `end${'y'.repeat(by)}` }] });
-      const refused = failed(await writer.callTool({ name: 'edit_document', arguments: grow(91) }), 'invalid_request');
-      assert.equal(refused.message, `edits: they would make the document's Markdown ${limit + 1} bytes, more than the ${limit} a request may carry.`);
-      ok(await writer.callTool({ name: 'edit_document', arguments: grow(90) }));
-      const read = async () => Buffer.byteLength((await call(t.app, 'GET', `/v1/documents/${doc.id}`, { key: readKey })).body.contentMarkdown);
-      assert.equal(await read(), limit);
+    it('edit_document does not grow a document past what a whole replacement could send back, counting its Markdown as a JSON string', async () => {
+      const room = t.config.maxBodyBytes - REPLACEMENT_FIELDS_BYTES;
+      const asJson = (markdown: string) => Buffer.byteLength(JSON.stringify(markdown));
+      // Each `"` takes two bytes in a JSON body: a document of them fills a request at half its size.
+      const content = `start ${'"'.repeat(Math.floor((room - 100) / 2))} end`;
+      const doc = await t.make.document(ada.id, { title: 'Quoted', content });
+      const grow = (by: number) => ({ id: doc.id, edits: [{ oldText: 'end', newText: `end${'"'.repeat(by)}` }] });
+      const fits = Math.floor((room - asJson(content)) / 2);
+      const refused = failed(await writer.callTool({ name: 'edit_document', arguments: grow(fits + 1) }), 'invalid_request');
+      assert.equal(
+        refused.message,
+        `edits: they would make the document too large to replace whole: its Markdown would take ${asJson(content) + 2 * (fits + 1)} bytes as a JSON string, more than the ${room} a request of at most ${t.config.maxBodyBytes} bytes has for it.`,
+      );
+      ok(await writer.callTool({ name: 'edit_document', arguments: grow(fits) }));
+      // What the edits made, a PATCH and update_document send back whole.
+      const read = (await call(t.app, 'GET', `/v1/documents/${doc.id}`, { key: readKey })).body;
+      assert.ok(asJson(read.contentMarkdown) > room - 2 && asJson(read.contentMarkdown) <= room);
+      const patched = await fetch(`${t.base}/v1/documents/${doc.id}`, {
+        method: 'PATCH',
+        headers: { authorization: `Bearer ${writeKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ contentMarkdown: read.contentMarkdown.replace('start', 'begin'), expectedUpdatedAt: read.updatedAt }),
+      });
+      assert.equal(patched.status, 200, await patched.text());
+      const replaced = ok(
+        await writer.callTool({
+          name: 'update_document',
+          arguments: { id: doc.id, contentMarkdown: read.contentMarkdown, expectedUpdatedAt: (await call(t.app, 'GET', `/v1/documents/${doc.id}`, { key: readKey })).body.updatedAt },
+        }),
+      );
+      assert.equal(replaced.id, doc.id);
       // A document already larger (MAX_BODY_BYTES since lowered) takes edits that do not grow it.
-      const over = await t.make.document(ada.id, { title: 'Over', content: `start ${'x'.repeat(limit)} end` });
-      ok(await writer.callTool({ name: 'edit_document', arguments: { id: over.id, edits: [{ oldText: 'start', newText: 'begin' }] } }));
-      ok(await writer.callTool({ name: 'edit_document', arguments: { id: over.id, edits: [{ oldText: 'begin', newText: 'go' }] } }));
-      failed(await writer.callTool({ name: 'edit_document', arguments: { id: over.id, edits: [{ oldText: 'go', newText: 'gone' }] } }), 'invalid_request');
+      const large = await t.make.document(ada.id, { title: 'Over', content: `start ${'x'.repeat(t.config.maxBodyBytes)} end` });
+      ok(await writer.callTool({ name: 'edit_document', arguments: { id: large.id, edits: [{ oldText: 'start', newText: 'begin' }] } }));
+      ok(await writer.callTool({ name: 'edit_document', arguments: { id: large.id, edits: [{ oldText: 'begin', newText: 'go' }] } }));
+      failed(await writer.callTool({ name: 'edit_document', arguments: { id: large.id, edits: [{ oldText: 'go', newText: 'gone' }] } }), 'invalid_request');
     });
 
     it('list_revisions, get_revision and restore_revision show and bring back what each change recorded', async () => {

@@ -15,6 +15,16 @@ const NEVER_STORED = 'unmatchable';
  */
 export const EDIT_ATTEMPTS = 5;
 
+/**
+ * Room kept in a request, beside a document's Markdown, for the other
+ * fields of a whole replacement: PATCH's expectedUpdatedAt and
+ * organizationId, or update_document's JSON-RPC message around them.
+ */
+export const REPLACEMENT_FIELDS_BYTES = 1024;
+
+/** The bytes a text takes in a JSON body: quoted, with `"`, `\` and control characters escaped. */
+const jsonBytes = (text: string) => Buffer.byteLength(JSON.stringify(text));
+
 /** Document ids are stored as randomUUID writes them, in lower case; a client may send one in either. */
 const storedId = (id: string) => id.toLowerCase();
 
@@ -123,10 +133,15 @@ export function documentService(deps: ServiceDeps) {
           );
         }
         if (!hasNonWhitespace(edited.markdown)) throw new InvalidRequest('edits: they would leave the document without any non-whitespace character.');
-        // No larger than a whole replacement could send: edits alone must not grow a document past what PATCH could write back.
-        const bytes = Buffer.byteLength(edited.markdown);
-        if (bytes > config.maxBodyBytes && bytes > Buffer.byteLength(current.contentMarkdown)) {
-          throw new InvalidRequest(`edits: they would make the document's Markdown ${bytes} bytes, more than the ${config.maxBodyBytes} a request may carry.`);
+        // No larger than a whole replacement could send back: edits alone must
+        // not grow a document past what PATCH or update_document could carry,
+        // where the Markdown is a JSON string (a `"` or a line break takes two bytes).
+        const room = config.maxBodyBytes - REPLACEMENT_FIELDS_BYTES;
+        const bytes = jsonBytes(edited.markdown);
+        if (bytes > room && bytes > jsonBytes(current.contentMarkdown)) {
+          throw new InvalidRequest(
+            `edits: they would make the document too large to replace whole: its Markdown would take ${bytes} bytes as a JSON string, more than the ${room} a request of at most ${config.maxBodyBytes} bytes has for it.`,
+          );
         }
         const outcome = await store.updateDocument(
           viewer,
