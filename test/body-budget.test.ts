@@ -95,6 +95,27 @@ describe('byteBudget', () => {
     assert.equal(budget.used, 0);
   });
 
+  it("lets other keys' bodies past a key's next ones when no two bodies fit together", async () => {
+    const budget = byteBudget(100);
+    const granted: string[] = [];
+    const done = new Map<string, () => void>();
+    const send = (name: string, owner: string) => done.set(name, budget.acquire(60, owner, () => granted.push(name)));
+    // One key sends three bodies at once, each more than half the budget; two other keys one each, later.
+    send('a1', 'A');
+    send('a2', 'A');
+    send('a3', 'A');
+    send('b1', 'B');
+    send('c1', 'C');
+    send('b2', 'B');
+    for (const name of ['a1', 'b1', 'c1', 'a2', 'b2', 'a3']) {
+      assert.equal(granted.at(-1), name);
+      done.get(name)!();
+      await tick();
+    }
+    assert.equal(budget.used, 0);
+    assert.equal(budget.waiting, 0);
+  });
+
   it('tells how long until a body would be let in, if the ones being read arrive at the slowest allowed rate', () => {
     // 1,000 bytes a second after a grace of 2 s: 60 bytes are due within 2.06 s, 30 within 2.03 s.
     const budget = byteBudget(100, { bytesPerSecond: 1000, graceMs: 2000 });

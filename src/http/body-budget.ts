@@ -29,6 +29,8 @@ export interface ArrivalRate {
 interface Waiter {
   bytes: number;
   owner: string;
+  /** How many of its owner's bodies were held or waiting when it came: the queue's order. */
+  turn: number;
   state: 'waiting' | 'held' | 'done';
   /** While held: the time by which the body must have arrived, at the slowest allowed rate. */
   dueBy: number;
@@ -36,15 +38,19 @@ interface Waiter {
 }
 
 /**
- * A number of bytes shared among owners (API keys), first come, first
- * served, with a fair share each: `acquire` grants at once while there is
- * room and nobody waits, otherwise queues. An owner that holds nothing may
- * take any room there is (whatever asks for more than the whole capacity is
- * granted once it is alone); an owner already holding bytes may hold at most
- * half the capacity in all, so one owner's bodies never take all of it. A
- * waiter over its owner's share lets the ones behind it go first; a waiter
- * within its share that does not fit holds the others back, so that a large
- * body is not passed forever by smaller ones.
+ * A number of bytes shared among owners (API keys), in turns, with a fair
+ * share each: `acquire` grants at once while there is room and nobody
+ * waits, otherwise queues. The queue serves each owner's first body before
+ * any owner's second, and so on, first come, first served within a turn: an
+ * owner that sends many bodies at once lets the others' go past its next
+ * ones, even where a body fills more than half the capacity and the two
+ * could never be read together. An owner that holds nothing may take any
+ * room there is (whatever asks for more than the whole capacity is granted
+ * once it is alone); an owner already holding bytes may hold at most half
+ * the capacity in all, so one owner's bodies never take all of it. A waiter
+ * over its owner's share lets the ones behind it go first; a waiter within
+ * its share that does not fit holds the others back, so that a large body
+ * is not passed forever by smaller ones.
  */
 export function byteBudget(capacity: number, rate: ArrivalRate = { bytesPerSecond: MIN_BODY_BYTES_PER_SECOND, graceMs: BODY_GRACE_MS }) {
   let used = 0;
@@ -88,8 +94,14 @@ export function byteBudget(capacity: number, rate: ArrivalRate = { bytesPerSecon
      * again does nothing, and after it `grant` is never called.
      */
     acquire(bytes: number, owner: string, grant: () => void): () => void {
-      const waiter: Waiter = { bytes, owner, state: 'waiting', dueBy: 0, grant };
-      queue.push(waiter);
+      let turn = 0;
+      for (const w of holders) if (w.owner === owner) turn++;
+      for (const w of queue) if (w.owner === owner) turn++;
+      const waiter: Waiter = { bytes, owner, turn, state: 'waiting', dueBy: 0, grant };
+      // Behind every waiter of its turn or an earlier one, before those of later turns.
+      let at = queue.length;
+      while (at > 0 && queue[at - 1]!.turn > turn) at--;
+      queue.splice(at, 0, waiter);
       if (admit().includes(waiter)) grant();
       return () => {
         if (waiter.state === 'done') return;
@@ -189,7 +201,7 @@ const BODILESS = new Set(['GET', 'HEAD', 'TRACE']);
  * Bodies over SMALL_BODY_BYTES are read only while the large ones being
  * handled add up to at most `capacity` bytes (by their declared size; one
  * body larger than that is read when it is alone), and while their key's
- * share allows (byteBudget); the others wait, unread, in arrival order, and
+ * share allows (byteBudget); the others wait, unread, in turns, and
  * after `waitMs` are refused with `429 rate_limited`, whose Retry-After is
  * the time by which the bodies being read now must have arrived (an
  * estimate: waiters ahead, and handlers still running, are not counted). A
