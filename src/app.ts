@@ -6,11 +6,12 @@ import type { Config } from './config.js';
 import { ApiError, InvalidRequest } from './errors.js';
 import { systemClock, type Clock } from './domain/time.js';
 import { keyChecks } from './http/auth.js';
-import { limitBodiesInFlight, type ArrivalRate, type ByteBudget } from './http/body-budget.js';
+import { BODY_GRACE_MS, limitBodiesInFlight, MIN_BODY_BYTES_PER_SECOND, type ArrivalRate, type ByteBudget } from './http/body-budget.js';
 import { answerBeforeFastify, answerClientError, answerFrameworkError, installErrorHandling, routeGuards } from './http/errors.js';
 import { registerOpenApi } from './http/openapi.js';
 import { folioMetrics } from './http/metrics.js';
 import { endStalledRequests } from './http/request-timeout.js';
+import { endStalledResponses } from './http/stalled-responses.js';
 import { hookList } from './http/route-hooks.js';
 import { validatorCompiler } from './http/validation.js';
 import { holdsKeyShape, loggerOptions, RequestLog } from './logging/request-log.js';
@@ -36,7 +37,7 @@ export interface AppDeps {
   clock?: Clock;
   /** Where logs go (default: standard output); tests pass a stream to read them. */
   logStream?: DestinationStream;
-  /** The slowest a large body may arrive (default: body-budget.ts's); tests give slow machines more time. */
+  /** The slowest a large body may arrive, and a large answer be taken (default: body-budget.ts's); tests give slow machines more time. */
   bodyArrival?: ArrivalRate;
 }
 
@@ -106,6 +107,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }).withTypeProvider<TypeBoxTypeProvider>();
   answerBeforeFastify(app);
   endStalledRequests(app, config.requestTimeoutS * 1000);
+  const arrival = deps.bodyArrival ?? { bytesPerSecond: MIN_BODY_BYTES_PER_SECOND, graceMs: BODY_GRACE_MS };
+  endStalledResponses(app, arrival);
 
   app.setValidatorCompiler(validatorCompiler());
   app.removeContentTypeParser(['text/plain']);
@@ -118,7 +121,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     else parseJson(request, (body as Buffer).toString('utf8'), done);
   });
   installErrorHandling(app, config.maxBodyBytes);
-  app.decorate('bodyBudget', limitBodiesInFlight(app, { capacity: config.bodyBytesInFlight, rate: deps.bodyArrival }));
+  app.decorate('bodyBudget', limitBodiesInFlight(app, { capacity: config.bodyBytesInFlight, rate: arrival }));
 
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { maxHeaderSize } from 'node:http';
 import { call, logCollector, setup, type TestContext } from './helpers.js';
+import type { FastifyInstance } from 'fastify';
 import type { Store } from '../src/store/store.js';
 
 describe('HTTP basics', () => {
@@ -259,6 +260,34 @@ describe('HTTP basics', () => {
         ['request completed', 400],
         ['request completed', 401],
       ]);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('closes the connection of a client that stops taking a large answer, and sends it whole to one that reads', async () => {
+    // A large answer must be taken at this rate after the grace, as a large body must arrive.
+    const t = await setup({ deps: { bodyArrival: { bytesPerSecond: 10_000_000, graceMs: 200 } } });
+    try {
+      const port = Number(new URL(await t.app.listen({ port: 0, host: '127.0.0.1' })).port);
+      const user = await t.make.user();
+      const key = (await t.make.key(user.id)).secret;
+      // Its answer, each `"` escaped, is more than the system's buffers take unread.
+      const content = '"'.repeat(6_000_000);
+      const doc = await t.make.document(user.id, { title: 'Large', content });
+      const socket = connect(port, '127.0.0.1', () => socket.write(`GET /v1/documents/${doc.id} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n\r\n`));
+      socket.pause();
+      socket.on('error', () => undefined);
+      try {
+        await until(async () => (await connections(t.app)) === 1, 'the request has arrived');
+        // The server's side of the connection goes; the client's sees it only once it reads again.
+        await until(async () => (await connections(t.app)) === 0, 'the server closed the connection of a client that stopped reading');
+      } finally {
+        socket.destroy();
+      }
+      const read = await fetch(`http://127.0.0.1:${port}/v1/documents/${doc.id}`, { headers: { authorization: `Bearer ${key}` } });
+      assert.equal(read.status, 200);
+      assert.equal(((await read.json()) as { contentMarkdown: string }).contentMarkdown, content);
     } finally {
       await t.close();
     }
@@ -557,6 +586,20 @@ function sendBodyAfterAnswer(port: number, head: string, bytes: number): Promise
 }
 
 /** Sends `request` as raw bytes on a new connection and reads the answer until the server closes it. */
+/** The connections the app's server holds open. */
+function connections(app: FastifyInstance): Promise<number> {
+  return new Promise((resolve, reject) => app.server.getConnections((err, count) => (err ? reject(err) : resolve(count))));
+}
+
+/** Waits until `condition` holds, for at most 20 s. */
+async function until(condition: () => Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 function rawExchange(port: number, request: string): Promise<{ status: number; headers: Record<string, string>; body: string; text: string }> {
   return new Promise((resolve, reject) => {
     // The request is sent without closing the connection's sending side: a
