@@ -180,6 +180,16 @@ function parseMetricsToken(raw: string | undefined): string | null {
   return raw;
 }
 
+/**
+ * The most MAX_BODY_BYTES may be. A body is read as one JavaScript string,
+ * which holds at most 512 MiB less 24 bytes (buffer.constants.MAX_STRING_LENGTH),
+ * and a read of its document is answered with strings as long, twice as
+ * long over MCP (get_document sends the Markdown in its JSON and as text):
+ * past that, a body within the limit was answered 500, or its document
+ * stored and then never read back whole.
+ */
+const LARGEST_BODY_BYTES = 128 * 1024 * 1024;
+
 /** Reads and validates the configuration; throws ConfigError naming the first bad variable. */
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 8787, 0, 65535);
@@ -210,7 +220,7 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('LOG_LEVEL', `expected one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   }
 
-  const maxBodyBytes = integer(env, 'MAX_BODY_BYTES', 5 * 1024 * 1024, 1024, 1024 * 1024 * 1024);
+  const maxBodyBytes = integer(env, 'MAX_BODY_BYTES', 5 * 1024 * 1024, 1024, LARGEST_BODY_BYTES);
   return {
     port,
     host,

@@ -19,6 +19,7 @@ describe('configuration', () => {
     assert.equal(c.requestTimeoutS, 60);
     // Never less than one body of the largest size.
     assert.equal(loadConfig({ MAX_BODY_BYTES: String(20 * 1024 * 1024) }).bodyBytesInFlight, 20 * 1024 * 1024);
+    assert.equal(loadConfig({ MAX_BODY_BYTES: String(128 * 1024 * 1024) }).maxBodyBytes, 128 * 1024 * 1024);
   });
 
   it('reads every variable', () => {
@@ -127,6 +128,9 @@ describe('configuration', () => {
       ['READ_LIMIT_PER_MIN', '0'],
       ['WRITE_LIMIT_PER_MIN', '-3'],
       ['MAX_BODY_BYTES', '1.5'],
+      // A body is read as one string, which Node.js holds up to 512 MiB: one of 600 MB was a 500.
+      ['MAX_BODY_BYTES', String(1024 * 1024 * 1024)],
+      ['MAX_BODY_BYTES', String(128 * 1024 * 1024 + 1)],
       ['BODY_BYTES_IN_FLIGHT', 'lots'],
       ['LOG_LEVEL', 'loud'],
     ] as const) {
