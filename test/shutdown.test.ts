@@ -5,8 +5,29 @@ import { existsSync, statSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { once } from 'node:events';
+import type { Config } from '../src/config.js';
 import { openStore } from '../src/store/open.js';
 import { factories, freshDatabase, testClock } from './helpers.js';
+
+/** `folio serve` on `config`'s database in a process of its own, on a port the system chooses; resolves once it listens. */
+async function startServer(config: Config, env: Record<string, string> = {}) {
+  const url = config.database.kind === 'sqlite' ? `sqlite:${config.database.file}` : config.database.url;
+  const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/serve.ts'], {
+    env: { ...process.env, DATABASE_URL: url, PORT: '0', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      const m = /listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(output);
+      if (m) resolve(Number(m[1]));
+    });
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.on('exit', (code) => reject(new Error(`server exited early (${code}): ${output}`)));
+  });
+  return { child, port, output: () => output };
+}
 
 /** On the suite's database: an SQLite file in the SQLite run, a PostgreSQL schema (and the pool's connections) in the PostgreSQL run. */
 describe('graceful shutdown', () => {
@@ -21,22 +42,9 @@ describe('graceful shutdown', () => {
       const { secret } = await make.key(user.id, { write: true });
       await setupStore.close();
 
-      const url = config.database.kind === 'sqlite' ? `sqlite:${config.database.file}` : config.database.url;
-      const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/serve.ts'], {
-        env: { ...process.env, DATABASE_URL: url, PORT: '0', LOG_LEVEL: 'info' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+      const started = await startServer(config);
+      const { child, port } = started;
       server = child;
-      let output = '';
-      const port = await new Promise<number>((resolve, reject) => {
-        child.stdout.on('data', (chunk: Buffer) => {
-          output += chunk.toString();
-          const m = /listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(output);
-          if (m) resolve(Number(m[1]));
-        });
-        child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-        child.on('exit', (code) => reject(new Error(`server exited early (${code}): ${output}`)));
-      });
 
       const keepAlive = new Agent({ keepAlive: true });
       const body = JSON.stringify({ title: 'Written during shutdown', contentMarkdown: 'Still saved.' });
@@ -84,13 +92,13 @@ describe('graceful shutdown', () => {
       // The client keeps its connection; the server closes it and exits (it used to wait up to 72 s).
       const [code] = await Promise.race([
         exited,
-        new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`still running 10 s after the response: ${output}`)), 10_000)),
+        new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`still running 10 s after the response: ${started.output()}`)), 10_000)),
       ]);
       keepAlive.destroy();
-      assert.equal(code, 0, output);
+      assert.equal(code, 0, started.output());
       // The log lines of the last turns before the exit were written too.
-      assert.match(output, /"signal":"SIGTERM","msg":"shutting down"/);
-      assert.match(output, /"method":"POST","url":"\/v1\/documents",[^\n]*"statusCode":201[^\n]*"msg":"request completed"/);
+      assert.match(started.output(), /"signal":"SIGTERM","msg":"shutting down"/);
+      assert.match(started.output(), /"method":"POST","url":"\/v1\/documents",[^\n]*"statusCode":201[^\n]*"msg":"request completed"/);
 
       if (config.database.kind === 'sqlite') {
         const wal = `${config.database.file}-wal`;
@@ -117,22 +125,9 @@ describe('graceful shutdown', () => {
     let server: ChildProcess | undefined;
     const sockets: Socket[] = [];
     try {
-      const url = config.database.kind === 'sqlite' ? `sqlite:${config.database.file}` : config.database.url;
-      const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/serve.ts'], {
-        env: { ...process.env, DATABASE_URL: url, PORT: '0', LOG_LEVEL: 'info', REQUEST_TIMEOUT_S: '60' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+      const started = await startServer(config, { REQUEST_TIMEOUT_S: '60' });
+      const { child, port } = started;
       server = child;
-      let output = '';
-      const port = await new Promise<number>((resolve, reject) => {
-        child.stdout.on('data', (chunk: Buffer) => {
-          output += chunk.toString();
-          const m = /listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(output);
-          if (m) resolve(Number(m[1]));
-        });
-        child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-        child.on('exit', (code) => reject(new Error(`server exited early (${code}): ${output}`)));
-      });
       // Without a key, so refused at once; a part of the body sent, the rest never: on a connection to close, and on one to keep.
       for (const connection of ['close', 'keep-alive']) {
         const socket = connect({ port, host: '127.0.0.1', allowHalfOpen: true });
@@ -143,7 +138,7 @@ describe('graceful shutdown', () => {
         socket.on('data', (chunk: string) => (text += chunk));
         socket.write(`POST /v1/documents HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\nConnection: ${connection}\r\n\r\n{"title":`);
         for (const deadline = Date.now() + 10_000; !text.includes('\r\n\r\n'); ) {
-          assert.ok(Date.now() < deadline, `no answer on a connection to ${connection}: ${output}`);
+          assert.ok(Date.now() < deadline, `no answer on a connection to ${connection}: ${started.output()}`);
           await new Promise((r) => setTimeout(r, 20));
         }
         assert.match(text, /^HTTP\/1\.1 401 /);
@@ -152,9 +147,9 @@ describe('graceful shutdown', () => {
       child.kill('SIGTERM');
       const [code] = await Promise.race([
         exited,
-        new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`still running 10 s after SIGTERM: ${output}`)), 10_000)),
+        new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`still running 10 s after SIGTERM: ${started.output()}`)), 10_000)),
       ]);
-      assert.equal(code, 0, output);
+      assert.equal(code, 0, started.output());
     } finally {
       for (const socket of sockets) socket.destroy();
       if (server && server.exitCode === null && server.signalCode === null) {
