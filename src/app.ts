@@ -6,7 +6,7 @@ import type { Config } from './config.js';
 import { ApiError, InvalidRequest } from './errors.js';
 import { systemClock, type Clock } from './domain/time.js';
 import { keyChecks } from './http/auth.js';
-import { BODY_GRACE_MS, limitBodiesInFlight, MIN_BODY_BYTES_PER_SECOND, type ArrivalRate, type ByteBudget } from './http/body-budget.js';
+import { limitBodiesInFlight, SLOWEST_ARRIVAL, type ArrivalRate, type ByteBudget } from './http/body-budget.js';
 import { answerBeforeFastify, answerClientError, answerFrameworkError, installErrorHandling, routeGuards } from './http/errors.js';
 import { registerOpenApi } from './http/openapi.js';
 import { folioMetrics } from './http/metrics.js';
@@ -107,7 +107,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }).withTypeProvider<TypeBoxTypeProvider>();
   answerBeforeFastify(app);
   endStalledRequests(app, config.requestTimeoutS * 1000);
-  const arrival = deps.bodyArrival ?? { bytesPerSecond: MIN_BODY_BYTES_PER_SECOND, graceMs: BODY_GRACE_MS };
+  const arrival = deps.bodyArrival ?? SLOWEST_ARRIVAL;
   endStalledResponses(app, arrival);
 
   app.setValidatorCompiler(validatorCompiler());

@@ -7,14 +7,6 @@ import { hookList } from './route-hooks.js';
 export const SMALL_BODY_BYTES = 64 * 1024;
 /** How long a large body may wait for room before its request is refused (429). */
 export const BUDGET_WAIT_MS = 30_000;
-/**
- * The slowest a large body that has its turn may arrive, on average, once
- * BODY_GRACE_MS have passed: 64 KiB/s, half a megabit; an idle upload is
- * cut after 5 s. The whole request must still arrive within
- * REQUEST_TIMEOUT_S (request-timeout.ts).
- */
-export const MIN_BODY_BYTES_PER_SECOND = 64 * 1024;
-export const BODY_GRACE_MS = 5_000;
 /** How often a body being read is checked against that rate. */
 const ARRIVAL_CHECK_MS = 250;
 /** The code of the error that answers a body arriving too slowly (src/http/errors.ts, answerClientError). */
@@ -25,6 +17,17 @@ export interface ArrivalRate {
   bytesPerSecond: number;
   graceMs: number;
 }
+
+/**
+ * The slowest a large body that has its turn may arrive, on average, once
+ * its grace has passed, and a large answer be taken (stalled-responses.ts):
+ * 64 KiB/s, half a megabit; an idle upload is cut after 5 s. The whole
+ * request must still arrive within REQUEST_TIMEOUT_S (request-timeout.ts).
+ */
+export const SLOWEST_ARRIVAL: ArrivalRate = { bytesPerSecond: 64 * 1024, graceMs: 5_000 };
+
+/** The time `bytes` may take at `rate`, its grace included. */
+export const timeToArrive = (rate: ArrivalRate, bytes: number) => rate.graceMs + (bytes / rate.bytesPerSecond) * 1000;
 
 interface Waiter {
   bytes: number;
@@ -52,7 +55,7 @@ interface Waiter {
  * its share that does not fit holds the others back, so that a large body
  * is not passed forever by smaller ones.
  */
-export function byteBudget(capacity: number, rate: ArrivalRate = { bytesPerSecond: MIN_BODY_BYTES_PER_SECOND, graceMs: BODY_GRACE_MS }) {
+export function byteBudget(capacity: number, rate: ArrivalRate = SLOWEST_ARRIVAL) {
   let used = 0;
   const queue: Waiter[] = [];
   const holders = new Set<Waiter>();
@@ -63,7 +66,7 @@ export function byteBudget(capacity: number, rate: ArrivalRate = { bytesPerSecon
     for (const h of holders) if (h.owner === owner) bytes += h.bytes;
     return bytes;
   };
-  const dueIn = (bytes: number) => rate.graceMs + (bytes / rate.bytesPerSecond) * 1000;
+  const dueIn = (bytes: number) => timeToArrive(rate, bytes);
 
   /** Moves the waiters that now may go, in order, from the queue to the holders; the caller grants them. */
   function admit(): Waiter[] {
@@ -220,7 +223,7 @@ export function limitBodiesInFlight(
   app: FastifyInstance,
   options: { capacity: number; waitMs?: number; rate?: ArrivalRate },
 ): ByteBudget {
-  const rate = options.rate ?? { bytesPerSecond: MIN_BODY_BYTES_PER_SECOND, graceMs: BODY_GRACE_MS };
+  const rate = options.rate ?? SLOWEST_ARRIVAL;
   const budget = byteBudget(options.capacity, rate);
   const waitMs = options.waitMs ?? BUDGET_WAIT_MS;
   /** How each request that holds bytes gives them back. */

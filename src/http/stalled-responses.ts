@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import { SMALL_BODY_BYTES, type ArrivalRate } from './body-budget.js';
+import { SMALL_BODY_BYTES, timeToArrive, type ArrivalRate } from './body-budget.js';
 
 /** The bytes of an answer's payload when it is over SMALL_BODY_BYTES, otherwise 0. */
 function largeBytes(payload: unknown): number {
@@ -27,7 +27,7 @@ export function endStalledResponses(app: FastifyInstance, rate: ArrivalRate): vo
     if (bytes > 0) {
       const socket = request.raw.socket;
       const now = Date.now();
-      const due = Math.max(now, dueBy.get(socket) ?? 0) + rate.graceMs + (bytes / rate.bytesPerSecond) * 1000;
+      const due = Math.max(now, dueBy.get(socket) ?? 0) + timeToArrive(rate, bytes);
       dueBy.set(socket, due);
       const response = reply.raw;
       const timer = setTimeout(() => {
