@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { applyEdits, COUNT_LIMIT, headings, occurrences, readLines, splitLines } from '../src/domain/markdown.js';
+import { applyEdits, COUNT_LIMIT, headings, occurrences, outline, OUTLINE_LIMIT, readLines, splitLines } from '../src/domain/markdown.js';
 
 describe('Markdown by lines (get_document)', () => {
   it('counts lines, a final newline closing the last one', () => {
@@ -84,9 +84,59 @@ describe('Markdown by lines (get_document)', () => {
     ]);
   });
 
+  it('outlines a document of many headings by its top levels, so that the outline stays small whatever the document', () => {
+    const doc = (levels: number[]) => levels.map((level, i) => `${'#'.repeat(level)} h${i}`);
+    const levelsOf = (lines: string[], limit: number) => outline(lines, limit).headings.map((h) => h.level);
+    // All fit: all listed, as headings() finds them.
+    const few = doc([2, 3, 1, 3]);
+    assert.deepEqual(outline(few, 4), { headings: headings(few), headingCount: 4 });
+    // Past the limit the deepest level goes first, then the next, while the rest does not fit.
+    const deep = doc([1, 2, 3, 3, 2, 3, 1, 4]);
+    assert.deepEqual(levelsOf(deep, 7), [1, 2, 3, 3, 2, 3, 1]);
+    assert.deepEqual(levelsOf(deep, 6), [1, 2, 2, 1]);
+    assert.deepEqual(levelsOf(deep, 3), [1, 1]);
+    assert.deepEqual(outline(deep, 3).headings.map((h) => h.line), [1, 7]);
+    assert.equal(outline(deep, 3).headingCount, 8);
+    // A top level that alone does not fit: its first ones, whatever level it is.
+    assert.deepEqual(outline(doc([2, 3, 2, 2, 3]), 2).headings.map((h) => [h.line, h.level]), [[1, 2], [3, 2]]);
+    // A document of nothing but `#` lines, as large as a body may be: the outline is bounded, the count whole.
+    const hashes = splitLines('#\n'.repeat(1_700_000));
+    const big = outline(hashes);
+    assert.equal(big.headingCount, 1_700_000);
+    assert.equal(big.headings.length, OUTLINE_LIMIT);
+    assert.deepEqual(big.headings.at(-1), { line: OUTLINE_LIMIT, level: 1, text: '' });
+  });
+
+  it('lists in an outline only headings of the document, in order, at most the limit, all of them when they fit', () => {
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom('# a', '## b', '### c', '###### f', 'text', '```', ''), { maxLength: 40 }), fc.nat({ max: 12 }), (lines, limit) => {
+        const all = headings(lines);
+        const { headings: listed, headingCount } = outline(lines, limit);
+        assert.equal(headingCount, all.length);
+        assert.ok(listed.length <= limit);
+        if (all.length <= limit) assert.deepEqual(listed, all);
+        let at = 0;
+        for (const h of listed) {
+          while (at < all.length && all[at]!.line !== h.line) at++;
+          assert.deepEqual(h, all[at], 'a listed heading is one of the document, in order');
+        }
+        // Whole levels, as many as fit: what is left out is deeper than all that is listed, and its top level would not
+        // have fitted; unless the listing is the top level's first `limit`.
+        const shown = new Set(listed.map((h) => h.line));
+        const left = all.filter((h) => !shown.has(h.line));
+        const top = Math.min(...all.map((h) => h.level));
+        if (left.length === 0 || (listed.length === limit && listed.every((h) => h.level === top))) return;
+        const deepest = Math.max(...listed.map((h) => h.level));
+        const next = Math.min(...left.map((h) => h.level));
+        assert.ok(next > deepest);
+        assert.ok(all.filter((h) => h.level <= next).length > limit);
+      }),
+    );
+  });
+
   it('reads a range of lines, an end past the last line reading to it', () => {
     const md = 'one\ntwo\nthree\n';
-    assert.deepEqual(readLines(md, {}), { ok: true, text: md, lineCount: 3, headings: [], startLine: 1, endLine: 3 });
+    assert.deepEqual(readLines(md, {}), { ok: true, text: md, lineCount: 3, headings: [], headingCount: 0, startLine: 1, endLine: 3 });
     assert.equal((readLines(md, { startLine: 2 }) as { text: string }).text, 'two\nthree');
     assert.equal((readLines(md, { endLine: 1 }) as { text: string }).text, 'one');
     assert.equal((readLines(md, { startLine: 3, endLine: 99 }) as { text: string }).text, 'three');

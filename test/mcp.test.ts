@@ -197,13 +197,15 @@ for (const era of ERAS) {
       const whole = await reader.callTool({ name: 'get_document', arguments: { id: mine.id } });
       const document = ok(whole);
       const rest = (await call(t.app, 'GET', `/v1/documents/${mine.id}`, { key: readKey })).body;
-      assert.deepEqual({ ...document, lineCount: undefined, headings: undefined, startLine: undefined, endLine: undefined }, { ...rest, lineCount: undefined, headings: undefined, startLine: undefined, endLine: undefined });
-      assert.equal(document.lineCount, 11);
-      assert.deepEqual(document.headings, [
+      const { lineCount, headings, headingCount, startLine, endLine, ...asRest } = document;
+      assert.deepEqual(asRest, rest);
+      assert.equal(lineCount, 11);
+      assert.equal(headingCount, 2);
+      assert.deepEqual(headings, [
         { line: 1, level: 1, text: 'Launch plan' },
         { line: 5, level: 2, text: 'Docs' },
       ]);
-      assert.deepEqual([document.startLine, document.endLine], [1, 11]);
+      assert.deepEqual([startLine, endLine], [1, 11]);
       // The Markdown goes as a text block of its own, not twice.
       const blocks = whole.content as { text: string }[];
       assert.equal(blocks[1]!.text, rest.contentMarkdown);
@@ -213,10 +215,21 @@ for (const era of ERAS) {
       assert.equal(part.contentMarkdown, '## Docs\n\nWrite them.');
       assert.equal(part.lineCount, 11);
       assert.equal(part.headings.length, 2);
+      assert.equal(part.headingCount, 2);
       const tail = ok(await reader.callTool({ name: 'get_document', arguments: { id: mine.id, startLine: 10, endLine: 500 } }));
       assert.deepEqual([tail.contentMarkdown, tail.startLine, tail.endLine], ['# not a heading\n```', 10, 11]);
       const shared = ok(await reader.callTool({ name: 'get_document', arguments: { id: teamDoc.id.toUpperCase(), organizationId: team.id } }));
       assert.equal(shared.title, 'Team notes');
+    });
+
+    it('get_document answers a document of many headings with a bounded outline and their whole count', async () => {
+      const lines = 200_000;
+      const doc = await t.make.document(ada.id, { title: 'Hashes', content: '## x\n'.repeat(lines) + '# last\n' });
+      const answer = await reader.callTool({ name: 'get_document', arguments: { id: doc.id, startLine: 1, endLine: 1 } });
+      const read = ok(answer);
+      assert.equal(read.headingCount, lines + 1);
+      assert.deepEqual(read.headings, [{ line: lines + 1, level: 1, text: 'last' }], 'the top level, which fits; the next would not');
+      assert.ok(JSON.stringify(answer).length < 2000, 'an answer of the outline and one line, not of 200,000 headings');
     });
 
     it('create_document and update_document write as POST and PATCH do, answering with updatedAt', async () => {

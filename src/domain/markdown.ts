@@ -117,9 +117,8 @@ function htmlOpening(line: string, inParagraph: boolean): RegExp | 'blank' | nul
   return null;
 }
 
-/** The ATX headings of a document, outside fenced code blocks and HTML blocks, in order. */
-export function headings(lines: readonly string[]): Heading[] {
-  const found: Heading[] = [];
+/** Calls `visit` for each ATX heading of a document, outside fenced code blocks and HTML blocks, in order, with its line's index and its level; `rest` is the line after the `#` run. */
+function eachHeading(lines: readonly string[], visit: (index: number, level: number, rest: string) => void): void {
   let fence: Fence | null = null;
   let html: RegExp | 'blank' | null = null;
   let inParagraph = false;
@@ -148,10 +147,48 @@ export function headings(lines: readonly string[]): Heading[] {
       return;
     }
     const m = ATX_OPENING.exec(line);
-    if (m) found.push({ line: index + 1, level: m[1]!.length, text: headingText(line.slice(m[0].length)) });
+    if (m) visit(index, m[1]!.length, line.slice(m[0].length));
     inParagraph = !m && !isBlank(line);
   });
+}
+
+/** The ATX headings of a document, outside fenced code blocks and HTML blocks, in order. */
+export function headings(lines: readonly string[]): Heading[] {
+  const found: Heading[] = [];
+  eachHeading(lines, (index, level, rest) => found.push({ line: index + 1, level, text: headingText(rest) }));
   return found;
+}
+
+/** The most headings an outline lists. */
+export const OUTLINE_LIMIT = 1000;
+
+/**
+ * A document's outline: its headings, as `headings` finds them, and how many
+ * there are. Past `limit`, it lists the top levels that fit together (the
+ * deepest are left out first), or the top level's first `limit` when that
+ * level alone does not fit: listed whole, a document of little but `#`
+ * lines would be answered with dozens of times its own size.
+ */
+export function outline(lines: readonly string[], limit = OUTLINE_LIMIT): { headings: Heading[]; headingCount: number } {
+  const perLevel = [0, 0, 0, 0, 0, 0, 0];
+  const found: Heading[] = [];
+  eachHeading(lines, (index, level, rest) => {
+    perLevel[level]! += 1;
+    if (found.length <= limit) found.push({ line: index + 1, level, text: headingText(rest) });
+  });
+  const headingCount = found.length <= limit ? found.length : perLevel.reduce((a, b) => a + b);
+  if (headingCount <= limit) return { headings: found, headingCount };
+  let listed = 0;
+  let deepest = perLevel.findIndex((n) => n > 0);
+  for (let level = 1, above = 0; level <= 6; level++) {
+    above += perLevel[level]!;
+    if (above <= limit) deepest = Math.max(deepest, level);
+  }
+  const kept: Heading[] = [];
+  eachHeading(lines, (index, level, rest) => {
+    if (level <= deepest && listed++ < limit) kept.push({ line: index + 1, level, text: headingText(rest) });
+  });
+  return { headings: kept, headingCount };
 }
 
 /**
@@ -163,7 +200,7 @@ export function headings(lines: readonly string[]): Heading[] {
 export function readLines(
   markdown: string,
   range: { startLine?: number; endLine?: number },
-): { ok: true; text: string; lineCount: number; headings: Heading[]; startLine: number; endLine: number } | { ok: false; message: string } {
+): { ok: true; text: string; lineCount: number; headings: Heading[]; headingCount: number; startLine: number; endLine: number } | { ok: false; message: string } {
   const lines = splitLines(markdown);
   const lineCount = lines.length;
   const whole = range.startLine === undefined && range.endLine === undefined;
@@ -172,7 +209,7 @@ export function readLines(
   if (startLine > lineCount) return { ok: false, message: `startLine: the document has ${lineCount} lines; startLine ${startLine} is past its end.` };
   if (range.endLine !== undefined && range.endLine < startLine) return { ok: false, message: `endLine: must not be before startLine (${startLine}).` };
   const text = whole ? markdown : lines.slice(startLine - 1, endLine).join('\n');
-  return { ok: true, text, lineCount, headings: headings(lines), startLine, endLine };
+  return { ok: true, text, lineCount, ...outline(lines), startLine, endLine };
 }
 
 /** One change of `edit_document`: `oldText` (found exactly once) becomes `newText`. */

@@ -110,7 +110,11 @@ export const DocumentRead = Type.Object(
     ...Document.properties,
     contentMarkdown: Type.String({ description: 'The whole Markdown, or the lines from startLine to endLine when a range was asked for.' }),
     lineCount: Type.Integer({ description: 'Lines in the whole document.' }),
-    headings: Type.Array(Heading, { description: 'The `#` headings that begin a line in the whole document (outside code and HTML blocks), with their line numbers.' }),
+    headings: Type.Array(Heading, {
+      description:
+        'The `#` headings that begin a line in the whole document (outside code and HTML blocks), with their line numbers. With more than 1000 headings, only the top levels that fit in 1000 (at least the first 1000 of the top level).',
+    }),
+    headingCount: Type.Integer({ description: 'Headings in the whole document, listed or not.' }),
     startLine: Type.Integer(),
     endLine: Type.Integer(),
   },

@@ -66,7 +66,7 @@ export function folioTools(services: Services): Tool[] {
         const document = await documents.get(caller, id, organizationId);
         const read = readLines(document.contentMarkdown, { startLine, endLine });
         if (!read.ok) throw new InvalidRequest(read.message);
-        return { ...document, contentMarkdown: read.text, lineCount: read.lineCount, headings: read.headings, startLine: read.startLine, endLine: read.endLine };
+        return { ...document, contentMarkdown: read.text, lineCount: read.lineCount, headings: read.headings, headingCount: read.headingCount, startLine: read.startLine, endLine: read.endLine };
       },
       // The Markdown goes once, as a block of its own, rather than again inside the JSON.
       text: ({ contentMarkdown, ...rest }) => ({ json: rest, extra: contentMarkdown }),
