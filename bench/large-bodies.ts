@@ -1,10 +1,12 @@
 /**
- * The server's memory under large request bodies: Folio, built and started
- * as `npm start` runs it (pinned to core 0) on a fresh database, receives
- * rounds of POST /v1/documents with bodies just under MAX_BODY_BYTES, all
- * sent at once, and the script prints the server's peak RSS in each round,
- * sampled every 20 ms. Extra arguments after `--` go to Folio as
- * environment variables, to compare settings:
+ * The server's memory under large request bodies and answers: Folio, built
+ * and started as `npm start` runs it (pinned to core 0) on a fresh
+ * database, receives rounds of POST /v1/documents with bodies just under
+ * MAX_BODY_BYTES, all sent at once, then rounds of reads of one such
+ * document, by GET /v1/documents/{id} and by MCP's get_document, and the
+ * script prints the server's peak RSS in each round, sampled every 20 ms.
+ * Extra arguments after `--` go to Folio as environment variables, to
+ * compare settings:
  *
  *   npx tsx bench/large-bodies.ts [--concurrent 50] [--rounds 2] [-- BODY_BYTES_IN_FLIGHT=67108864]
  */
@@ -48,6 +50,7 @@ const server = spawn('taskset', ['-c', '0', process.execPath, ...startFlags(), j
     HOST: '127.0.0.1',
     PORT: String(port),
     WRITE_LIMIT_PER_MIN: '1000000',
+    READ_LIMIT_PER_MIN: '1000000',
     LOG_LEVEL: 'warn',
     ...extraEnv,
   },
@@ -75,11 +78,25 @@ try {
     await res.arrayBuffer();
     return res.status;
   };
-  for (let round = 1; round <= Number(args.rounds); round++) {
-    const { result: statuses, rssMb: peak } = await withRss(pid, () => Promise.all(Array.from({ length: Number(args.concurrent) }, send)), 20);
-    const counts = statuses.reduce<Record<number, number>>((acc, s) => ({ ...acc, [s]: (acc[s] ?? 0) + 1 }), {});
-    console.log(`round ${round}: statuses ${JSON.stringify(counts)}, peak RSS ${peak.toFixed(0)} MB, ${((Date.now() - started) / 1000).toFixed(1)} s`);
-  }
+  const rounds = async (what: string, request: () => Promise<number>) => {
+    for (let round = 1; round <= Number(args.rounds); round++) {
+      const { result: statuses, rssMb: peak } = await withRss(pid, () => Promise.all(Array.from({ length: Number(args.concurrent) }, request)), 20);
+      const counts = statuses.reduce<Record<number, number>>((acc, s) => ({ ...acc, [s]: (acc[s] ?? 0) + 1 }), {});
+      console.log(`${what}, round ${round}: statuses ${JSON.stringify(counts)}, peak RSS ${peak.toFixed(0)} MB, ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    }
+  };
+  await rounds('POST', send);
+  const created = await fetch(`${base}/v1/documents`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body });
+  const { id } = (await created.json()) as { id: string };
+  const read = (url: string, init: RequestInit) => async () => {
+    const res = await fetch(url, { ...init, headers: { authorization: `Bearer ${key}`, ...init.headers } });
+    await res.arrayBuffer();
+    return res.status;
+  };
+  await rounds('GET', read(`${base}/v1/documents/${id}`, {}));
+  const toolCall = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_document', arguments: { id } } };
+  const mcp = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
+  await rounds('MCP get_document', read(`${base}/mcp`, { method: 'POST', headers: mcp, body: JSON.stringify(toolCall) }));
 } finally {
   server.kill('SIGTERM');
   await new Promise((r) => server.once('exit', r));
