@@ -165,10 +165,11 @@ async function servedAlone(servers: McpServers, call: McpCall, request: Request,
   }
 }
 
+/** The SDK's answer, sent as the bytes it encoded: decoded to a string, a long answer would be encoded again, and held twice meanwhile. */
 async function sendResponse(reply: FastifyReply, response: Response): Promise<FastifyReply> {
   reply.code(response.status);
   response.headers.forEach((value, name) => {
     if (name !== 'content-length') reply.header(name, value);
   });
-  return reply.send(await response.text());
+  return reply.send(Buffer.from(await response.arrayBuffer()));
 }
