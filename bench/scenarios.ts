@@ -28,7 +28,7 @@ export interface Scenario {
   writes: boolean;
   /** On SQLite, Folio alone on its core. */
   targets: Targets;
-  /** On PostgreSQL, with the database server on the same machine (issue 43). */
+  /** On PostgreSQL, with the database server on the same machine. */
   postgresTargets: Targets;
 }
 
