@@ -521,5 +521,31 @@ if (server === null) {
         await database.drop();
       }
     });
+
+    it('fails a transaction whose connection PostgreSQL ends, and serves again, without ending the process', async () => {
+      const database = await createTestDatabase(server);
+      // The store's connections are told apart by their application name, so that only theirs are ended.
+      const name = `folio_cut_${process.pid}`;
+      const named = new URL(database.url);
+      named.searchParams.set('application_name', name);
+      const store = await openPostgresStore(named.toString());
+      try {
+        const viewer = await someone(store);
+        await assert.rejects(
+          store.atomically(async (tx) => {
+            await tx.createDocument(viewer, newDocument('Cut off', 'cutword'), '2026-01-01T00:00:01.000Z');
+            // An operator's pg_terminate_backend, or a server restarting, between two statements of the transaction:
+            // without a listener, the connection's 'error' event was an uncaught exception.
+            await sql(database.url, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND state = 'idle in transaction'`, [name]);
+            await tx.ping();
+          }),
+        );
+        assert.deepEqual(await found(store, viewer, 'cutword'), []);
+        await store.ping();
+      } finally {
+        await store.close();
+        await database.drop();
+      }
+    });
   });
 }

@@ -64,6 +64,10 @@ export async function openPool(url: string, max: number): Promise<pg.Pool> {
   // it) is dropped by the pool, which opens another when one is needed;
   // without a listener the 'error' event would end the process.
   pool.on('error', () => {});
+  // One that breaks while taken from the pool, in a transaction or a
+  // migration, fails the statement sent on it, or the next one; its
+  // 'error' event, with no listener while it is taken, would end the process.
+  pool.on('connect', (client) => client.on('error', () => {}));
   let client: pg.PoolClient;
   try {
     client = await pool.connect();
