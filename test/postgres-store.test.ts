@@ -1,6 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import pg from 'pg';
 import { foldText, SCOPE_MARK, searchTerms } from '../src/domain/search.js';
@@ -544,6 +546,59 @@ if (server === null) {
         await store.ping();
       } finally {
         await store.close();
+        await database.drop();
+      }
+    });
+
+    it('shuts down on SIGTERM while PostgreSQL does not answer, rather than waiting for its goodbye', async () => {
+      const database = await createTestDatabase(server);
+      // Between Folio and PostgreSQL: a proxy that can stop passing anything on, the end of a connection included, as a stalled server or a network cut off does.
+      let stalled = false;
+      const sockets: Socket[] = [];
+      const target = new URL(database.url);
+      const proxy = createServer({ allowHalfOpen: true }, (client) => {
+        const upstream = connect({ port: Number(target.port || 5432), host: target.hostname, allowHalfOpen: true });
+        sockets.push(client, upstream);
+        for (const [from, to] of [[client, upstream], [upstream, client]] as const) {
+          from.on('data', (chunk) => {
+            if (!stalled) to.write(chunk);
+          });
+          from.on('end', () => {
+            if (!stalled) to.end();
+          });
+          from.on('error', () => to.destroy());
+        }
+      });
+      await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+      const through = new URL(database.url);
+      through.host = `127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+      const env: Record<string, string | undefined> = { ...process.env, DATABASE_URL: through.toString(), PORT: '0', LOG_LEVEL: 'info' };
+      delete env.REDIS_URL;
+      const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/serve.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let output = '';
+      child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      const exited = once(child, 'exit');
+      try {
+        const port = await new Promise<number>((resolve, reject) => {
+          child.stdout.on('data', () => {
+            const m = /listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(output);
+            if (m) resolve(Number(m[1]));
+          });
+          void exited.then(([code]) => reject(new Error(`the server exited early (${String(code)}): ${output}`)));
+        });
+        // Connections of the pool, idle once answered.
+        const answers = await Promise.all([1, 2, 3].map(() => fetch(`http://127.0.0.1:${port}/healthz`)));
+        assert.deepEqual(answers.map((a) => a.status), [200, 200, 200]);
+        stalled = true;
+        child.kill('SIGTERM');
+        const outcome = await Promise.race([exited.then(([code]) => code), sleep(20_000).then(() => 'still running')]);
+        assert.equal(outcome, 0, output);
+        assert.match(output, /shutting down/);
+      } finally {
+        if (child.exitCode === null) child.kill('SIGKILL');
+        for (const socket of sockets) socket.destroy();
+        proxy.close();
         await database.drop();
       }
     });

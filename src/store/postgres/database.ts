@@ -59,7 +59,12 @@ export function postgresName(url: string): string {
  * ReadOnly) from any later failure.
  */
 export async function openPool(url: string, max: number): Promise<pg.Pool> {
-  const pool = new pg.Pool({ connectionString: url, max, types, lock_timeout: LOCK_WAIT_MS, connectionTimeoutMillis: LOCK_WAIT_MS });
+  // Idle connections do not keep the process running (allowExitOnIdle): a
+  // connection is closed by a goodbye to PostgreSQL, and one that does not
+  // answer it (stalled, or cut off by the network) would otherwise hold a
+  // server that is shutting down, or a finished command, for as long as
+  // it stays silent.
+  const pool = new pg.Pool({ connectionString: url, max, types, lock_timeout: LOCK_WAIT_MS, connectionTimeoutMillis: LOCK_WAIT_MS, allowExitOnIdle: true });
   // A connection that breaks while idle (the server restarted, a proxy cut
   // it) is dropped by the pool, which opens another when one is needed;
   // without a listener the 'error' event would end the process.
