@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { applyEdits, COUNT_LIMIT, headings, occurrences, outline, OUTLINE_LIMIT, readLines, splitLines } from '../src/domain/markdown.js';
+import { applyEdits, COUNT_LIMIT, headings, NATIVE_NEEDLE, occurrences, outline, OUTLINE_LIMIT, readLines, splitLines } from '../src/domain/markdown.js';
 
 describe('Markdown by lines (get_document)', () => {
   it('counts lines, a final newline closing the last one', () => {
@@ -169,6 +169,41 @@ describe('edits (edit_document)', () => {
   it('stops counting at COUNT_LIMIT, however long the text and the needle', () => {
     assert.equal(occurrences('a'.repeat(300_000), 'a'.repeat(150_000)), COUNT_LIMIT);
     assert.deepEqual(applyEdits('b'.repeat(1000), [{ oldText: 'bb', newText: '' }]), { ok: false, edit: 0, occurrences: COUNT_LIMIT });
+  });
+
+  it('counts a needle longer than NATIVE_NEEDLE as it counts any, overlapping occurrences too', () => {
+    // Long runs of one letter, so that the needle's beginning recurs far more often than the needle.
+    const runs = fc.array(fc.tuple(fc.nat({ max: 900 }), fc.constantFrom('b', 'c')), { maxLength: 8 });
+    const text = runs.map((rs) => rs.map(([n, end]) => 'a'.repeat(n) + end).join(''));
+    fc.assert(
+      fc.property(text, fc.nat(), fc.integer({ min: NATIVE_NEEDLE + 1, max: 700 }), fc.boolean(), (t, at, length, fromText) => {
+        const needle = fromText && t.length > length ? t.slice(at % (t.length - length), (at % (t.length - length)) + length) : 'a'.repeat(length - 1) + 'b';
+        let naive = 0;
+        for (let i = 0; i <= t.length - needle.length && naive < COUNT_LIMIT; i++) if (t.startsWith(needle, i)) naive++;
+        return occurrences(t, needle) === naive;
+      }),
+    );
+    const a = 'a'.repeat(NATIVE_NEEDLE);
+    assert.equal(occurrences(`${a}b${a}a${a}b${a}`, `${a}b${a}`), 2);
+    assert.deepEqual(applyEdits(`x${a}b${a}y`, [{ oldText: `${a}b${a}`, newText: '-' }]), { ok: true, markdown: 'x-y' });
+  });
+
+  it("hands V8's own search no needle longer than NATIVE_NEEDLE, for which its time is the product of the two lengths", () => {
+    const lengths: number[] = [];
+    const indexOf = String.prototype.indexOf;
+    String.prototype.indexOf = function (this: string, search: string, position?: number) {
+      lengths.push(String(search).length);
+      return indexOf.call(this, search, position);
+    };
+    try {
+      // In 5 MB of `a`, V8 took 9 s to look for 5,000 `a`, a `b` and 5,000 `a`.
+      const half = 'a'.repeat(2000);
+      assert.deepEqual(applyEdits('a'.repeat(100_000), [{ oldText: `${half}b${half}`, newText: '' }]), { ok: false, edit: 0, occurrences: 0 });
+      assert.equal(occurrences(`${half}b${half}`.repeat(3), `${half}b${half}`), 3);
+    } finally {
+      String.prototype.indexOf = indexOf;
+    }
+    assert.ok(lengths.length > 0 && Math.max(...lengths) <= NATIVE_NEEDLE, `needles of ${Math.max(...lengths)} characters`);
   });
 
   it('applies edits in order, each to what the previous left, with `$` as plain text', () => {
