@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FOLDED_BY_FOLIO, foldText, SCOPE_MARK, searchTerms, searchText } from '../src/domain/search.js';
+import { FOLDED_BY_FOLIO, foldText, MARK_RUN, SCOPE_MARK, searchTerms, searchText, shortMarkRuns } from '../src/domain/search.js';
 import { SEARCH_TOKENIZER } from '../src/store/sqlite/migrations.js';
 import { ftsMatch, wholeWords } from '../src/store/sqlite/search.js';
 import { migrate } from '../src/store/sqlite/database.js';
@@ -354,6 +354,34 @@ describe('combining marks the index folds away', () => {
     assert.ok(marks > 2000, `checked ${marks} marks`);
     assert.ok(foldedAway > 20, `${foldedAway} marks folded away`);
     assert.deepEqual(wrong, []);
+  });
+});
+
+describe('long runs of combining marks', () => {
+  // Arabic fathatan and dammatan, of two combining classes: in this order, normalizing puts each fathatan before the dammatan in front of it.
+  const arabic = (n: number) => Array.from({ length: n }, (_, i) => (i % 2 === 0 ? '\u064c' : '\u064b')).join('');
+  const astral = (n: number) => Array.from({ length: n }, (_, i) => (i % 2 === 0 ? '\u{10A0F}' : '\u{10A0D}')).join('');
+
+  it('are folded as their first MARK_RUN marks, so that normalizing them never takes time in the square of their length', () => {
+    assert.equal(searchText(`x${arabic(5000)} y`), searchText(`x${arabic(MARK_RUN)} y`));
+    assert.equal([...searchText(`x${arabic(5000)}`)].length, 1 + MARK_RUN);
+    assert.equal(searchText(`x${astral(3000)}y`), searchText(`x${astral(MARK_RUN)}y`));
+    assert.equal(foldText(`ｶ${'ﾞ'.repeat(1000)}`), foldText(`ｶ${'ﾞ'.repeat(MARK_RUN)}`));
+    assert.equal(shortMarkRuns(`a${arabic(31)}b${astral(31)}c${arabic(MARK_RUN)}`), `a${arabic(MARK_RUN)}b${astral(MARK_RUN)}c${arabic(MARK_RUN)}`);
+    assert.deepEqual(searchTerms(`x${arabic(150)}yz`), [searchText(`x${arabic(MARK_RUN)}yz`)]);
+  });
+
+  it('are runs of every character whose decomposition begins with a mark normalizing reorders', () => {
+    // A character of a combining class other than 0 is reordered before U+0345, of the highest.
+    const reordered = (c: string) => c === '\u0345' || `a\u0345${c}`.normalize('NFD') !== `a\u0345${c}`;
+    const outside: string[] = [];
+    for (let cp = 0; cp <= 0x10ffff; cp++) {
+      if (cp >= 0xd800 && cp <= 0xdfff) continue;
+      const c = String.fromCodePoint(cp);
+      const first = String.fromCodePoint(c.normalize('NFKD').codePointAt(0)!);
+      if (reordered(first) && shortMarkRuns(`a${c.repeat(MARK_RUN + 1)}`) === `a${c.repeat(MARK_RUN + 1)}`) outside.push(`U+${cp.toString(16).toUpperCase()}`);
+    }
+    assert.deepEqual(outside, []);
   });
 });
 

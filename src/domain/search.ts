@@ -75,12 +75,13 @@ export function searchText(text: string): string {
  * isolates U+2066 to U+2069 of right-to-left text, U+061C, ₺ and ₽, newer
  * symbols and emoji) as part of a word, so that "שלום" between isolates or
  * "50" after "₺" was never found. SCOPE_MARK, a word character to the
- * tokenizer only for scope tokens' sake, is one of them. A change here
- * needs a migration that indexes again every document it changes, as
- * migrations 11, 13 and 20 did.
+ * tokenizer only for scope tokens' sake, is one of them. A run of more
+ * than MARK_RUN marks keeps its first MARK_RUN (shortMarkRuns). A change
+ * here needs a migration that indexes again every document it changes, as
+ * migrations 11, 13, 20 and 21 did.
  */
 export function foldText(text: string): string {
-  return text
+  return shortMarkRuns(text)
     .normalize('NFKD')
     .replace(DIACRITICS, '')
     .replace(SPELLED_OUT, (c) => SPELLED[c]!)
@@ -88,6 +89,40 @@ export function foldText(text: string): string {
     .toLowerCase()
     .replaceAll('ς', 'σ')
     .replace(NOT_IN_WORDS, ' ');
+}
+
+/**
+ * The most marks in a row that foldText normalizes: Unicode's own bound for
+ * such runs (UAX #15, the Stream-Safe Text Format), which no language's
+ * writing comes near. normalize() puts a run's marks in canonical order
+ * one at a time, each moved past those before it, in time of the square of
+ * the run's length: 100,000 alternating Arabic marks (a body of 200 KB)
+ * kept the server's event loop blocked for 4.5 s, and a body of 5 MiB of
+ * them would for about half an hour.
+ */
+export const MARK_RUN = 30;
+
+/** Marks, and the half-width voiced sound marks (ﾞ, ﾟ), which NFKD makes marks. */
+const MARK = '[\\p{M}\\uff9e\\uff9f]';
+/** A run longer than MARK_RUN, found by its first MARK_RUN + 1 marks so that the search never backtracks further (a pattern for the whole run overflowed the stack on a run of 64 million). */
+const LONG_RUN = new RegExp(`${MARK}{${MARK_RUN + 1}}`, 'gu');
+const NOT_A_MARK = new RegExp(`[^${MARK.slice(1)}`, 'gu');
+
+/** `text` with each run of more than MARK_RUN marks cut to its first MARK_RUN. */
+export function shortMarkRuns(text: string): string {
+  const long = new RegExp(LONG_RUN);
+  const after = new RegExp(NOT_A_MARK);
+  let kept = '';
+  let from = 0;
+  for (let run = long.exec(text); run !== null; run = long.exec(text)) {
+    // All it matched but the last mark, one UTF-16 unit or two.
+    const lastUnit = text.charCodeAt(long.lastIndex - 1);
+    kept += text.slice(from, long.lastIndex - (lastUnit >= 0xdc00 && lastUnit <= 0xdfff ? 2 : 1));
+    after.lastIndex = long.lastIndex;
+    from = after.exec(text)?.index ?? text.length;
+    long.lastIndex = from;
+  }
+  return from === 0 ? text : kept + text.slice(from);
 }
 
 /** What searchTerms's WORD leaves out, but for the spaces and line breaks that already separate words. */

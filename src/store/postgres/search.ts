@@ -89,9 +89,10 @@ const TITLE_WORDS_BYTES = 4096;
  * and searchVectorSql) made them, recorded with the index (reindex.ts), so
  * that words of an earlier design are made again: 1 had no workspace words,
  * 2 did not keep the title's words apart (title_words, migration 3), 3
- * kept a final sigma apart from σ (foldText).
+ * kept a final sigma apart from σ (foldText), 4 kept every mark of a long
+ * run of them (MARK_RUN).
  */
-export const SEARCH_WORDS = '4';
+export const SEARCH_WORDS = '5';
 
 /**
  * Prefix words: each document also holds the first one and the first two

@@ -449,10 +449,16 @@ export const migrations: readonly string[] = [
   // currency signs, symbols and emoji) as letters, so that the words beside
   // them were not found. The index is rebuilt from the documents.
   REINDEX_EVERY_DOCUMENT,
+  // searchText keeps the first MARK_RUN marks of a longer run
+  // (src/domain/search.ts): normalizing a long run took time in the square
+  // of its length. The index is rebuilt from the documents, emptied first:
+  // removing a document that holds such a run as it was indexed would fold
+  // it the slow way.
+  REINDEX_EVERY_DOCUMENT,
 ];
 
 /** The schema version whose migration last rebuilt the whole search index (REINDEX_EVERY_DOCUMENT). */
-export const LAST_FULL_REINDEX = 20;
+export const LAST_FULL_REINDEX = 21;
 
 /** The row of search_index_facts that holds the Unicode version of the index's folding. */
 export const INDEX_UNICODE_FACT = 'unicode';
