@@ -159,6 +159,31 @@ describe('Markdown by lines (get_document)', () => {
   });
 });
 
+describe('long lines (get_document)', () => {
+  it('are read by patterns anchored at their start, each tried once per line, never at every character', () => {
+    // `/#+$/` on a heading of 100,000 `#` and an `x` took 7 s, tried at every `#`.
+    const long = 100_000;
+    const lines = [`# ${'#'.repeat(long)}x`, `## x ${'#'.repeat(long)}`, `### ${' #'.repeat(long)}`, `#### ${'\t'.repeat(long)}#`];
+    const unanchored = new Set<string>();
+    const exec = RegExp.prototype.exec;
+    RegExp.prototype.exec = function (this: RegExp, input: string) {
+      if (input.length >= long && !this.source.startsWith('^')) unanchored.add(this.source);
+      return exec.call(this, input);
+    };
+    let found;
+    try {
+      found = outline(lines);
+    } finally {
+      RegExp.prototype.exec = exec;
+    }
+    assert.deepEqual([...unanchored], []);
+    assert.deepEqual(
+      found.headings.map((h) => [h.level, h.text.length, h.text.slice(-2)]),
+      [[1, long + 1, '#x'], [2, 1, 'x'], [3, 2 * long - 3, ' #'], [4, 0, '']],
+    );
+  });
+});
+
 describe('edits (edit_document)', () => {
   it('counts overlapping occurrences', () => {
     assert.equal(occurrences('aaa', 'aa'), 2);

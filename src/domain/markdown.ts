@@ -30,10 +30,17 @@ export function splitLines(markdown: string): string[] {
  */
 const ATX_OPENING = /^ {0,3}(#{1,6})(?=[ \t]|\r?$)/;
 
-/** A heading's text: the rest of its line, trimmed, without a closing run of `#` that follows a space (or stands alone). */
+/**
+ * A heading's text: the rest of its line, trimmed, without a closing run of
+ * `#` that follows a space (or stands alone). The line's end is read by
+ * string operations: a pattern such as `/#+$/`, which is tried at every
+ * `#` of a run that does not end the line, took 7 s on a heading of
+ * 100,000 `#` and an `x`.
+ */
 function headingText(rest: string): string {
-  const text = rest.replace(/\r$/, '').trim();
-  const closing = text.length - text.replace(/#+$/, '').length;
+  const text = (rest.endsWith('\r') ? rest.slice(0, -1) : rest).trim();
+  let closing = 0;
+  while (text[text.length - 1 - closing] === '#') closing++;
   if (closing === 0) return text;
   const before = text.slice(0, text.length - closing);
   return before === '' || before.endsWith(' ') || before.endsWith('\t') ? before.trim() : text;
