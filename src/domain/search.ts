@@ -96,15 +96,15 @@ export function foldText(text: string): string {
  * such runs (UAX #15, the Stream-Safe Text Format), which no language's
  * writing comes near. normalize() puts a run's marks in canonical order
  * one at a time, each moved past those before it, in time of the square of
- * the run's length: 100,000 alternating Arabic marks (a body of 200 KB)
- * kept the server's event loop blocked for 4.5 s, and a body of 5 MiB of
- * them would for about half an hour.
+ * the run's length (alternating marks of two classes, as Arabic's
+ * fathatan and dammatan): a body of them would keep the server busy for
+ * minutes to hours.
  */
 export const MARK_RUN = 30;
 
 /** Marks, and the half-width voiced sound marks (ﾞ, ﾟ), which NFKD makes marks. */
 const MARK = '[\\p{M}\\uff9e\\uff9f]';
-/** A run longer than MARK_RUN, found by its first MARK_RUN + 1 marks so that the search never backtracks further (a pattern for the whole run overflowed the stack on a run of 64 million). */
+/** A run longer than MARK_RUN, found by its first MARK_RUN + 1 marks so that the search never backtracks further (a pattern for the whole run overflows the stack on a long one). */
 const LONG_RUN = new RegExp(`${MARK}{${MARK_RUN + 1}}`, 'gu');
 const NOT_A_MARK = new RegExp(`[^${MARK.slice(1)}`, 'gu');
 
