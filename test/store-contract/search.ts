@@ -1,6 +1,6 @@
 import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { searchTerms } from '../../src/domain/search.js';
+import { MARK_RUN, searchTerms } from '../../src/domain/search.js';
 import type { Viewer } from '../../src/domain/visibility.js';
 import { ALL } from './check-view.js';
 import { useStore, type OpenStore } from './harness.js';
@@ -207,6 +207,15 @@ export function searchContract(open: OpenStore): void {
       assert.deepEqual(await search(me, `x${marks}`), [doc.id]);
       assert.deepEqual(await search(me, `x${marks} after`), [doc.id]);
       assert.deepEqual(await search(me, `x${marks}yzz`), []);
+    });
+
+    it('reads a run of marks after a letter that decomposes into one more as the same run, typed either way', async () => {
+      // क़ is क and a nukta: decomposed, its run of nuktas is one longer than typed, and both stores must cut it alike.
+      const me = await someone();
+      const nuktas = '\u093c'.repeat(MARK_RUN);
+      const doc = await h.make.doc(me, { title: 'Nuktas', contentMarkdown: `before \u0958${nuktas}x after` });
+      assert.deepEqual(await search(me, `\u0958${nuktas}x`), [doc.id]);
+      assert.deepEqual(await search(me, `\u0915${nuktas}x`), [doc.id]);
     });
 
     it('treats empty terms as no search', async () => {
