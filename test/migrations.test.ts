@@ -598,3 +598,50 @@ describe("migration 19: a document's Markdown is its newest revision's", () => {
     assert.deepEqual(indexedWords(opened.file).split(' ').filter((w) => w === 'second' || w === 'draft'), []);
   });
 });
+
+/**
+ * Migration 21: searchText keeps the first MARK_RUN marks of a longer run.
+ * A document that schema 20 indexed with its whole run is indexed again;
+ * removed the usual way, its words would be folded otherwise than they were
+ * written, and left in the index.
+ */
+describe('migration 21: a long run of marks indexed as its first MARK_RUN', () => {
+  it('indexes again a document indexed with its whole run, found and edited afterwards by its words as they are now', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'folio-migrate-21-'));
+    const file = join(dir, 'folio.db');
+    try {
+      const store = openSqliteStore(file);
+      const now = '2026-01-01T00:00:00.000Z';
+      const user = await store.createUser({ email: 'marks@example.com', name: null, plan: 'pro', now });
+      const viewer = { userId: user.id, orgId: null };
+      // One mark repeated, which normalizing leaves as it is: schema 20 indexed this text as it stands.
+      const word = `x${'\u064b'.repeat(100)}yz`;
+      const doc = await store.createDocument(viewer, { title: 'Marks', contentMarkdown: `before ${word} after`, projectId: null, threadId: null }, now);
+      await store.close();
+
+      const db = new Database(file);
+      const seq = db.prepare('SELECT seq FROM documents WHERE id = ?').pluck().get(doc!.id) as number;
+      const scope = scopeTokens(user.id, null);
+      db.prepare(`INSERT INTO documents_fts (documents_fts, rowid, title, content, scope) VALUES ('delete', ?, ?, ?, ?)`).run(-seq, 'marks', searchText(`before ${word} after`), scope);
+      db.prepare('INSERT INTO documents_fts (rowid, title, content, scope) VALUES (?, ?, ?, ?)').run(-seq, 'marks', `before ${word} after`, scope);
+      db.pragma('user_version = 20');
+      db.close();
+      assert.equal(indexedWords(file), `after before marks ${word}`);
+
+      const reopened = openSqliteStore(file);
+      try {
+        assert.equal(indexedWords(file), `after before marks ${searchText(word)}`);
+        const found = async (q: string) => (await reopened.listDocuments(viewer, { terms: searchTerms(q), limit: 20 })).map((r) => r.id);
+        assert.deepEqual(await found(word), [doc!.id]);
+        const outcome = await reopened.updateDocument(viewer, doc!.id, { contentMarkdown: 'plain', expectedUpdatedAt: null }, () => '2026-02-01T00:00:00.000Z');
+        assert.equal(outcome.status, 'updated');
+        assert.deepEqual(await found(word), []);
+        assert.equal(indexedWords(file), 'marks plain');
+      } finally {
+        await reopened.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
