@@ -112,7 +112,7 @@ export const DocumentRead = Type.Object(
     lineCount: Type.Integer({ description: 'Lines in the whole document.' }),
     headings: Type.Array(Heading, {
       description:
-        'The `#` headings that begin a line in the whole document (outside code and HTML blocks), with their line numbers. With more than 1000 headings, only the top levels that fit in 1000 (at least the first 1000 of the top level).',
+        'The `#` headings that begin a line in the whole document (outside code and HTML blocks), with their line numbers. With more than 1000 headings, only the top levels that fit in 1000 together, or the first 1000 of the top level when it alone has more (headingCount counts them all).',
     }),
     headingCount: Type.Integer({ description: 'Headings in the whole document, listed or not.' }),
     startLine: Type.Integer(),
