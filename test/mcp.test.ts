@@ -581,6 +581,22 @@ describe('MCP endpoint: HTTP', () => {
     }
   });
 
+  it('refuses a resource URI too long to be one of Folio\'s in the envelope, as the SDK would not (it answered 500)', async () => {
+    const read = (uri: string) => post(t.base, { jsonrpc: '2.0', id: 4, method: 'resources/read', params: { uri } }, key, { 'mcp-protocol-version': '2025-06-18' });
+    const longest = `folio://documents/${'a'.repeat(2048 - 'folio://documents/'.length)}`;
+    const answered = await read(longest);
+    assert.equal(answered.status, 200);
+    assert.match((await answered.json()).error.message, /No document with this id is accessible/);
+    for (const length of [2049, 1_100_000]) {
+      const refused = await read(`folio://documents/${'a'.repeat(length - 'folio://documents/'.length)}`);
+      assert.equal(refused.status, 400);
+      assert.deepEqual((await refused.json()).error, {
+        code: 'invalid_request',
+        message: `params.uri: a resource URI is at most 2048 characters; this one has ${length}.`,
+      });
+    }
+  });
+
   it('refuses a body that is not JSON, and a JSON-RPC batch, in the envelope', async () => {
     const res = await fetch(`${t.base}/mcp`, {
       method: 'POST',

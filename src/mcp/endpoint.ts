@@ -89,6 +89,10 @@ export const mcpEndpoint: FastifyPluginAsync<{ servers: McpServers; checks: Retu
       const toolCall = batch ? undefined : toolCallIn(request.body);
       const rate = await admit(request, reply, servers.countsAsWrite(toolCall, holder.scopes) ? 'write' : 'read', toolCall !== undefined);
       if (batch) throw new InvalidRequest('Send one JSON-RPC message per request: batches are not accepted (MCP 2025-06-18 and later have none).');
+      const uri = resourceUriIn(request.body);
+      if (uri !== undefined && uri.length > MAX_RESOURCE_URI) {
+        throw new InvalidRequest(`params.uri: a resource URI is at most ${MAX_RESOURCE_URI} characters; this one has ${uri.length}.`);
+      }
       const call: McpCall = { holder, rate, log: request.log };
       const webRequest = asWebRequest(request);
       const authInfo = authInfoOf(call);
@@ -122,6 +126,20 @@ function refusalOf(err: Error): string | null {
   if (rejected !== null) return rejected[1]!;
   if (err.message.startsWith('Unsupported Media Type')) return 'unsupported-media-type';
   return null;
+}
+
+/**
+ * The longest resource URI read. Folio's are under 100 characters; the
+ * SDK fails to match a URI of over a million against its templates, and
+ * answers 500.
+ */
+const MAX_RESOURCE_URI = 2048;
+
+/** The URI a JSON-RPC message reads, if it is a `resources/read` that names one. */
+function resourceUriIn(message: unknown): string | undefined {
+  if (typeof message !== 'object' || message === null) return undefined;
+  const { method, params } = message as { method?: unknown; params?: { uri?: unknown } | null };
+  return method === 'resources/read' && typeof params?.uri === 'string' ? params.uri : undefined;
 }
 
 /** The name of the tool a JSON-RPC message calls, if it is a `tools/call` ('' when it names none). */
