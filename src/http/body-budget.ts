@@ -66,7 +66,6 @@ export function byteBudget(capacity: number, rate: ArrivalRate = SLOWEST_ARRIVAL
     for (const h of holders) if (h.owner === owner) bytes += h.bytes;
     return bytes;
   };
-  const dueIn = (bytes: number) => timeToArrive(rate, bytes);
 
   /** Moves the waiters that now may go, in order, from the queue to the holders; the caller grants them. */
   function admit(): Waiter[] {
@@ -82,7 +81,7 @@ export function byteBudget(capacity: number, rate: ArrivalRate = SLOWEST_ARRIVAL
       queue.splice(i, 1);
       used += next.bytes;
       next.state = 'held';
-      next.dueBy = Date.now() + dueIn(next.bytes);
+      next.dueBy = Date.now() + timeToArrive(rate, next.bytes);
       holders.add(next);
       admitted.push(next);
     }

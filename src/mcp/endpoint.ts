@@ -135,18 +135,23 @@ function refusalOf(err: Error): string | null {
  */
 const MAX_RESOURCE_URI = 2048;
 
+/** The params of a JSON-RPC message if it is a request of `method` (null when it has none), otherwise undefined. */
+function paramsOf(message: unknown, method: string): Record<string, unknown> | null | undefined {
+  if (typeof message !== 'object' || message === null) return undefined;
+  const { method: its, params } = message as { method?: unknown; params?: Record<string, unknown> | null };
+  return its === method ? (params ?? null) : undefined;
+}
+
 /** The URI a JSON-RPC message reads, if it is a `resources/read` that names one. */
 function resourceUriIn(message: unknown): string | undefined {
-  if (typeof message !== 'object' || message === null) return undefined;
-  const { method, params } = message as { method?: unknown; params?: { uri?: unknown } | null };
-  return method === 'resources/read' && typeof params?.uri === 'string' ? params.uri : undefined;
+  const uri = paramsOf(message, 'resources/read')?.uri;
+  return typeof uri === 'string' ? uri : undefined;
 }
 
 /** The name of the tool a JSON-RPC message calls, if it is a `tools/call` ('' when it names none). */
 function toolCallIn(message: unknown): string | undefined {
-  if (typeof message !== 'object' || message === null) return undefined;
-  const { method, params } = message as { method?: unknown; params?: { name?: unknown } | null };
-  if (method !== 'tools/call') return undefined;
+  const params = paramsOf(message, 'tools/call');
+  if (params === undefined) return undefined;
   return typeof params?.name === 'string' ? params.name : '';
 }
 
